@@ -1,0 +1,117 @@
+//! Task assignors (spec §5): the pluggable function from group and topology to a target
+//! assignment. Selected by name (`group.streams.assignors`, `streams.assignor.name`).
+
+pub mod mock;
+pub mod sticky;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::{TaskId, TaskSet};
+
+/// Assignment configs handed to the assignor (spec §3.9, §5.2).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AssignmentConfigs {
+    pub num_standby_replicas: i32,
+    pub rack_aware_assignment_tags: Vec<String>,
+    /// Not epoch-relevant; used for warm-up decisions only.
+    pub acceptable_recovery_lag: i64,
+    /// Not epoch-relevant; warm-up budget per group.
+    pub num_warmup_replicas: i32,
+}
+
+/// One member as the assignor sees it (spec §5.2 `MemberAssignmentMetadata` + state).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemberSpec {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub process_id: String,
+    pub client_tags: BTreeMap<String, String>,
+    /// Currently owned (assigned) tasks, not the target.
+    pub active_tasks: TaskSet,
+    pub standby_tasks: TaskSet,
+    pub warmup_tasks: TaskSet,
+    /// Reported cumulative changelog offsets per task.
+    pub task_offsets: BTreeMap<TaskId, i64>,
+    pub task_end_offsets: BTreeMap<TaskId, i64>,
+}
+
+/// The group as the assignor sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GroupSpec {
+    /// By member id (sorted, so iteration never depends on insertion order).
+    pub members: BTreeMap<String, MemberSpec>,
+    pub configs: AssignmentConfigs,
+}
+
+/// One subtopology as the assignor sees it (spec §5.2 `TopologyDescriber`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubtopologySpec {
+    /// Tasks are partitions `0..number_of_tasks`.
+    pub number_of_tasks: i32,
+    /// Has at least one changelog topic; only stateful tasks get standbys.
+    pub stateful: bool,
+}
+
+/// The configured topology as the assignor sees it, by subtopology id (sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TopologySpec {
+    pub subtopologies: BTreeMap<String, SubtopologySpec>,
+}
+
+impl TopologySpec {
+    pub fn contains(&self, task: &TaskId) -> bool {
+        self.subtopologies
+            .get(&task.subtopology)
+            .is_some_and(|s| task.partition >= 0 && task.partition < s.number_of_tasks)
+    }
+
+    /// Every task, sorted by (subtopology, partition).
+    pub fn tasks(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.subtopologies
+            .iter()
+            .flat_map(|(id, s)| (0..s.number_of_tasks).map(move |p| TaskId::new(id.clone(), p)))
+    }
+}
+
+/// One member's new target.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemberAssignment {
+    pub active: TaskSet,
+    pub standby: TaskSet,
+    pub warmup: TaskSet,
+}
+
+/// The assignor's output: every member of the spec appears (possibly empty).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GroupAssignment {
+    pub members: BTreeMap<String, MemberAssignment>,
+}
+
+/// The assignor could not produce an assignment (Kafka's `TaskAssignorException`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("task assignor failed: {0}")]
+pub struct AssignorError(pub String);
+
+/// A task assignor. Must be deterministic: same inputs, same output.
+pub trait TaskAssignor: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn assign(
+        &self,
+        group: &GroupSpec,
+        topology: &TopologySpec,
+    ) -> Result<GroupAssignment, AssignorError>;
+}
+
+/// Names of the built-in assignors, the default first.
+pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "mock"];
+
+/// A built-in assignor by name.
+pub fn builtin(name: &str) -> Option<Box<dyn TaskAssignor>> {
+    match name {
+        "sticky" => Some(Box::new(sticky::StickyTaskAssignor)),
+        "mock" => Some(Box::new(mock::MockAssignor)),
+        _ => None,
+    }
+}

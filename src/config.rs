@@ -1,0 +1,165 @@
+//! Coordinator configuration: Kafka's broker keys with their defaults and bounds, and the
+//! group-level overrides (spec §7).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Broker-level configs of the streams group coordinator (`GroupCoordinatorConfig`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoordinatorConfig {
+    pub session_timeout_ms: i32,
+    pub min_session_timeout_ms: i32,
+    pub max_session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub min_heartbeat_interval_ms: i32,
+    pub max_heartbeat_interval_ms: i32,
+    pub max_size: i32,
+    pub num_standby_replicas: i32,
+    pub max_standby_replicas: i32,
+    pub initial_rebalance_delay_ms: i32,
+    pub assignment_interval_ms: i32,
+    pub min_assignment_interval_ms: i32,
+    pub max_assignment_interval_ms: i32,
+    /// First entry is the default.
+    pub assignors: Vec<String>,
+    pub rack_aware_assignment_tags: Vec<String>,
+    pub assignor_offload_enable: bool,
+    pub task_offset_interval_ms: i32,
+    pub min_task_offset_interval_ms: i32,
+    pub num_warmup_replicas: i32,
+    pub max_warmup_replicas: i32,
+    pub acceptable_recovery_lag: i64,
+    /// `group.coordinator.rebalance.protocols` contains `streams`.
+    pub streams_enabled: bool,
+    /// Group-level overrides (`streams.*` keys), by group id.
+    pub group_overrides: BTreeMap<String, GroupConfig>,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            session_timeout_ms: 45_000,
+            min_session_timeout_ms: 45_000,
+            max_session_timeout_ms: 60_000,
+            heartbeat_interval_ms: 5_000,
+            min_heartbeat_interval_ms: 5_000,
+            max_heartbeat_interval_ms: 15_000,
+            max_size: i32::MAX,
+            num_standby_replicas: 0,
+            max_standby_replicas: 2,
+            initial_rebalance_delay_ms: 3_000,
+            assignment_interval_ms: 1_000,
+            min_assignment_interval_ms: 0,
+            max_assignment_interval_ms: 15_000,
+            assignors: vec!["sticky".to_string()],
+            rack_aware_assignment_tags: Vec::new(),
+            assignor_offload_enable: true,
+            task_offset_interval_ms: 60_000,
+            min_task_offset_interval_ms: 15_000,
+            num_warmup_replicas: 2,
+            max_warmup_replicas: 20,
+            acceptable_recovery_lag: 10_000,
+            streams_enabled: true,
+            group_overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// Group-level overrides (`GroupConfig`); `None` = use the broker value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GroupConfig {
+    pub session_timeout_ms: Option<i32>,
+    pub heartbeat_interval_ms: Option<i32>,
+    pub num_standby_replicas: Option<i32>,
+    pub initial_rebalance_delay_ms: Option<i32>,
+    pub assignment_interval_ms: Option<i32>,
+    pub assignor_name: Option<String>,
+    pub rack_aware_assignment_tags: Option<Vec<String>>,
+    pub task_offset_interval_ms: Option<i32>,
+    pub num_warmup_replicas: Option<i32>,
+    pub acceptable_recovery_lag: Option<i64>,
+}
+
+/// The values in force for one group: overrides clamped to the broker bounds (spec §7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectiveGroupConfig {
+    pub session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub num_standby_replicas: i32,
+    pub initial_rebalance_delay_ms: i32,
+    pub assignment_interval_ms: i32,
+    pub assignor_name: String,
+    pub rack_aware_assignment_tags: Vec<String>,
+    pub task_offset_interval_ms: i32,
+    pub num_warmup_replicas: i32,
+    pub acceptable_recovery_lag: i64,
+}
+
+impl CoordinatorConfig {
+    /// The effective configs of a group.
+    pub fn for_group(&self, group_id: &str) -> EffectiveGroupConfig {
+        let o = self.group_overrides.get(group_id).cloned().unwrap_or_default();
+        let clamp = |v: i32, lo: i32, hi: i32| v.max(lo).min(hi.max(lo));
+        let default_assignor = self.assignors.first().cloned().unwrap_or_else(|| "sticky".into());
+        let assignor_name = o
+            .assignor_name
+            .filter(|n| self.assignors.iter().any(|a| a == n))
+            .unwrap_or(default_assignor);
+        EffectiveGroupConfig {
+            session_timeout_ms: o
+                .session_timeout_ms
+                .map(|v| clamp(v, self.min_session_timeout_ms, self.max_session_timeout_ms))
+                .unwrap_or(self.session_timeout_ms),
+            heartbeat_interval_ms: o
+                .heartbeat_interval_ms
+                .map(|v| clamp(v, self.min_heartbeat_interval_ms, self.max_heartbeat_interval_ms))
+                .unwrap_or(self.heartbeat_interval_ms),
+            num_standby_replicas: o
+                .num_standby_replicas
+                .map(|v| clamp(v, 0, self.max_standby_replicas))
+                .unwrap_or(self.num_standby_replicas),
+            initial_rebalance_delay_ms: o
+                .initial_rebalance_delay_ms
+                .map(|v| v.max(0))
+                .unwrap_or(self.initial_rebalance_delay_ms),
+            assignment_interval_ms: o
+                .assignment_interval_ms
+                .map(|v| {
+                    clamp(v, self.min_assignment_interval_ms, self.max_assignment_interval_ms)
+                })
+                .unwrap_or(self.assignment_interval_ms),
+            assignor_name,
+            rack_aware_assignment_tags: o
+                .rack_aware_assignment_tags
+                .unwrap_or_else(|| self.rack_aware_assignment_tags.clone()),
+            task_offset_interval_ms: o
+                .task_offset_interval_ms
+                .map(|v| v.max(self.min_task_offset_interval_ms))
+                .unwrap_or(self.task_offset_interval_ms),
+            num_warmup_replicas: o
+                .num_warmup_replicas
+                .map(|v| clamp(v, 0, self.max_warmup_replicas))
+                .unwrap_or(self.num_warmup_replicas),
+            acceptable_recovery_lag: o
+                .acceptable_recovery_lag
+                .map(|v| v.max(0))
+                .unwrap_or(self.acceptable_recovery_lag),
+        }
+    }
+}
+
+impl EffectiveGroupConfig {
+    /// The epoch-relevant assignment configs (spec §3.9), sorted by key.
+    pub fn assignment_configs_map(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("num.standby.replicas".to_string(), self.num_standby_replicas.to_string());
+        if !self.rack_aware_assignment_tags.is_empty() {
+            m.insert(
+                "rack.aware.assignment.tags".to_string(),
+                self.rack_aware_assignment_tags.join(","),
+            );
+        }
+        m
+    }
+}

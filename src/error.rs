@@ -1,0 +1,122 @@
+//! Kafka error codes the coordinator produces (spec §1.6) and the error type that carries them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A Kafka protocol error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i16);
+
+impl ErrorCode {
+    pub const NONE: ErrorCode = ErrorCode(0);
+    pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
+    pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
+    pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
+    pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
+    pub const COORDINATOR_NOT_AVAILABLE: ErrorCode = ErrorCode(15);
+    pub const NOT_COORDINATOR: ErrorCode = ErrorCode(16);
+    pub const INVALID_TOPIC_EXCEPTION: ErrorCode = ErrorCode(17);
+    pub const ILLEGAL_GENERATION: ErrorCode = ErrorCode(22);
+    pub const INCONSISTENT_GROUP_PROTOCOL: ErrorCode = ErrorCode(23);
+    pub const INVALID_GROUP_ID: ErrorCode = ErrorCode(24);
+    pub const UNKNOWN_MEMBER_ID: ErrorCode = ErrorCode(25);
+    pub const INVALID_SESSION_TIMEOUT: ErrorCode = ErrorCode(26);
+    pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    pub const TOPIC_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(29);
+    pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
+    pub const CLUSTER_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(31);
+    pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(35);
+    pub const TOPIC_ALREADY_EXISTS: ErrorCode = ErrorCode(36);
+    pub const INVALID_PARTITIONS: ErrorCode = ErrorCode(37);
+    pub const INVALID_REPLICATION_FACTOR: ErrorCode = ErrorCode(38);
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(42);
+    pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
+    pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
+    pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
+    pub const GROUP_MAX_SIZE_REACHED: ErrorCode = ErrorCode(81);
+    pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
+    pub const UNKNOWN_TOPIC_ID: ErrorCode = ErrorCode(100);
+    pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
+    pub const UNRELEASED_INSTANCE_ID: ErrorCode = ErrorCode(111);
+    pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
+    pub const STREAMS_INVALID_TOPOLOGY: ErrorCode = ErrorCode(130);
+    pub const STREAMS_INVALID_TOPOLOGY_EPOCH: ErrorCode = ErrorCode(131);
+    pub const STREAMS_TOPOLOGY_FENCED: ErrorCode = ErrorCode(132);
+
+    /// Kafka's constant name, for logs, scenario files and the explorer.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            0 => "NONE",
+            -1 => "UNKNOWN_SERVER_ERROR",
+            2 => "CORRUPT_MESSAGE",
+            3 => "UNKNOWN_TOPIC_OR_PARTITION",
+            14 => "COORDINATOR_LOAD_IN_PROGRESS",
+            15 => "COORDINATOR_NOT_AVAILABLE",
+            16 => "NOT_COORDINATOR",
+            17 => "INVALID_TOPIC_EXCEPTION",
+            22 => "ILLEGAL_GENERATION",
+            23 => "INCONSISTENT_GROUP_PROTOCOL",
+            24 => "INVALID_GROUP_ID",
+            25 => "UNKNOWN_MEMBER_ID",
+            26 => "INVALID_SESSION_TIMEOUT",
+            27 => "REBALANCE_IN_PROGRESS",
+            29 => "TOPIC_AUTHORIZATION_FAILED",
+            30 => "GROUP_AUTHORIZATION_FAILED",
+            31 => "CLUSTER_AUTHORIZATION_FAILED",
+            35 => "UNSUPPORTED_VERSION",
+            36 => "TOPIC_ALREADY_EXISTS",
+            37 => "INVALID_PARTITIONS",
+            38 => "INVALID_REPLICATION_FACTOR",
+            40 => "INVALID_CONFIG",
+            42 => "INVALID_REQUEST",
+            68 => "NON_EMPTY_GROUP",
+            69 => "GROUP_ID_NOT_FOUND",
+            81 => "GROUP_MAX_SIZE_REACHED",
+            82 => "FENCED_INSTANCE_ID",
+            100 => "UNKNOWN_TOPIC_ID",
+            110 => "FENCED_MEMBER_EPOCH",
+            111 => "UNRELEASED_INSTANCE_ID",
+            113 => "STALE_MEMBER_EPOCH",
+            130 => "STREAMS_INVALID_TOPOLOGY",
+            131 => "STREAMS_INVALID_TOPOLOGY_EPOCH",
+            132 => "STREAMS_TOPOLOGY_FENCED",
+            _ => "UNKNOWN_ERROR_CODE",
+        }
+    }
+
+    /// The code for a constant name (scenario files use names).
+    pub fn from_name(name: &str) -> Option<ErrorCode> {
+        (-1..=140).map(ErrorCode).find(|c| c.name() == name)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.0)
+    }
+}
+
+/// An error answered to a request: a Kafka code and the message Kafka would send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {}", message.as_deref().unwrap_or(""))]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError { code, message: Some(message.into()) }
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::INVALID_REQUEST, message)
+    }
+
+    /// `UNKNOWN_SERVER_ERROR` carries no message on the wire (spec §1.6).
+    pub fn unknown_server_error() -> Self {
+        ApiError { code: ErrorCode::UNKNOWN_SERVER_ERROR, message: None }
+    }
+}

@@ -1,0 +1,1 @@
+//! Codec for API keys 88 and 89. (Being written.)

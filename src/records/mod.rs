@@ -1,0 +1,242 @@
+//! Coordinator records (spec §6): the only way group state changes.
+//!
+//! Every operation of the coordinator returns the records it wrote; applying them through
+//! [`crate::coordinator::Coordinator::replay`] is how the live state changes too, so a restart is
+//! a replay. [`codec`] encodes them in Kafka's binary layout (key: int16 type + struct v0;
+//! value: int16 version + struct), tombstones as a null value.
+
+pub mod codec;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::StreamsTopology;
+use crate::types::{TasksTuple, TasksWithEpochs};
+
+pub use codec::{RecordCodecError, decode_record, encode_record};
+
+/// Record type numbers (the `apiKey` of the coordinator key schemas).
+pub mod record_type {
+    pub const OFFSET_COMMIT: i16 = 1;
+    pub const STREAMS_GROUP_METADATA: i16 = 17;
+    pub const STREAMS_GROUP_MEMBER_METADATA: i16 = 19;
+    pub const STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: i16 = 20;
+    pub const STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: i16 = 21;
+    pub const STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: i16 = 22;
+    pub const STREAMS_GROUP_TOPOLOGY: i16 = 23;
+}
+
+/// One coordinator record: a key and a value, or a tombstone (`value: None`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum Record {
+    /// Type 17.
+    GroupMetadata { group_id: String, value: Option<GroupMetadataValue> },
+    /// Type 19.
+    MemberMetadata { group_id: String, member_id: String, value: Option<MemberMetadataValue> },
+    /// Type 20.
+    TargetAssignmentMetadata { group_id: String, value: Option<TargetAssignmentMetadataValue> },
+    /// Type 21.
+    TargetAssignmentMember { group_id: String, member_id: String, value: Option<TasksTuple> },
+    /// Type 22.
+    CurrentMemberAssignment {
+        group_id: String,
+        member_id: String,
+        value: Option<CurrentMemberAssignmentValue>,
+    },
+    /// Type 23.
+    Topology { group_id: String, value: Option<StreamsTopology> },
+    /// Type 1 (committed offsets, spec §8).
+    OffsetCommit { group_id: String, topic: String, partition: i32, value: Option<OffsetCommitValue> },
+}
+
+impl Record {
+    pub fn record_type(&self) -> i16 {
+        use record_type::*;
+        match self {
+            Record::GroupMetadata { .. } => STREAMS_GROUP_METADATA,
+            Record::MemberMetadata { .. } => STREAMS_GROUP_MEMBER_METADATA,
+            Record::TargetAssignmentMetadata { .. } => STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA,
+            Record::TargetAssignmentMember { .. } => STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER,
+            Record::CurrentMemberAssignment { .. } => STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+            Record::Topology { .. } => STREAMS_GROUP_TOPOLOGY,
+            Record::OffsetCommit { .. } => OFFSET_COMMIT,
+        }
+    }
+
+    /// The short record name used in scenario files and the explorer.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Record::GroupMetadata { .. } => "GroupMetadata",
+            Record::MemberMetadata { .. } => "MemberMetadata",
+            Record::TargetAssignmentMetadata { .. } => "TargetAssignmentMetadata",
+            Record::TargetAssignmentMember { .. } => "TargetAssignmentMember",
+            Record::CurrentMemberAssignment { .. } => "CurrentMemberAssignment",
+            Record::Topology { .. } => "Topology",
+            Record::OffsetCommit { .. } => "OffsetCommit",
+        }
+    }
+
+    pub fn group_id(&self) -> &str {
+        match self {
+            Record::GroupMetadata { group_id, .. }
+            | Record::MemberMetadata { group_id, .. }
+            | Record::TargetAssignmentMetadata { group_id, .. }
+            | Record::TargetAssignmentMember { group_id, .. }
+            | Record::CurrentMemberAssignment { group_id, .. }
+            | Record::Topology { group_id, .. }
+            | Record::OffsetCommit { group_id, .. } => group_id,
+        }
+    }
+
+    pub fn is_tombstone(&self) -> bool {
+        match self {
+            Record::GroupMetadata { value, .. } => value.is_none(),
+            Record::MemberMetadata { value, .. } => value.is_none(),
+            Record::TargetAssignmentMetadata { value, .. } => value.is_none(),
+            Record::TargetAssignmentMember { value, .. } => value.is_none(),
+            Record::CurrentMemberAssignment { value, .. } => value.is_none(),
+            Record::Topology { value, .. } => value.is_none(),
+            Record::OffsetCommit { value, .. } => value.is_none(),
+        }
+    }
+
+    /// `Name(key fields)` or `Name(key fields) tombstone`: how scenario files name a record.
+    pub fn summary(&self) -> String {
+        let key = match self {
+            Record::MemberMetadata { member_id, .. }
+            | Record::TargetAssignmentMember { member_id, .. }
+            | Record::CurrentMemberAssignment { member_id, .. } => member_id.clone(),
+            Record::OffsetCommit { topic, partition, .. } => format!("{topic}-{partition}"),
+            _ => String::new(),
+        };
+        let mut s = if key.is_empty() {
+            self.name().to_string()
+        } else {
+            format!("{}({key})", self.name())
+        };
+        if self.is_tombstone() {
+            s.push_str(" tombstone");
+        }
+        s
+    }
+}
+
+/// Value of record 17 `StreamsGroupMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupMetadataValue {
+    pub epoch: i32,
+    pub metadata_hash: i64,
+    /// Tagged 0, default -1.
+    pub validated_topology_epoch: i32,
+    /// Tagged 1, nullable; read as empty when null.
+    pub last_assignment_configs: BTreeMap<String, String>,
+    /// Tagged 2, default -1 (KIP-1331; groupcoord keeps what it reads).
+    pub stored_description_topology_epoch: i32,
+    /// Tagged 3, default -1.
+    pub failed_description_topology_epoch: i32,
+}
+
+impl Default for GroupMetadataValue {
+    fn default() -> Self {
+        GroupMetadataValue {
+            epoch: 0,
+            metadata_hash: 0,
+            validated_topology_epoch: -1,
+            last_assignment_configs: BTreeMap::new(),
+            stored_description_topology_epoch: -1,
+            failed_description_topology_epoch: -1,
+        }
+    }
+}
+
+/// An IQ endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct UserEndpoint {
+    pub host: String,
+    pub port: u16,
+}
+
+/// Value of record 19 `StreamsGroupMemberMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberMetadataValue {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    pub topology_epoch: i32,
+    pub process_id: String,
+    pub user_endpoint: Option<UserEndpoint>,
+    /// Sorted by key.
+    pub client_tags: BTreeMap<String, String>,
+}
+
+/// Value of record 20 `StreamsGroupTargetAssignmentMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetAssignmentMetadataValue {
+    pub assignment_epoch: i32,
+    /// Tagged 0, default 0 (KIP-1263).
+    pub assignment_timestamp: i64,
+}
+
+/// Member states as persisted in record 22 (spec §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum MemberState {
+    Stable,
+    UnrevokedTasks,
+    UnreleasedTasks,
+    Unknown,
+}
+
+impl MemberState {
+    pub fn value(self) -> i8 {
+        match self {
+            MemberState::Stable => 1,
+            MemberState::UnrevokedTasks => 2,
+            MemberState::UnreleasedTasks => 3,
+            MemberState::Unknown => 127,
+        }
+    }
+
+    /// Any unrecognised byte reads as `Unknown` (spec §6 replay of 22).
+    pub fn from_value(v: i8) -> MemberState {
+        match v {
+            1 => MemberState::Stable,
+            2 => MemberState::UnrevokedTasks,
+            3 => MemberState::UnreleasedTasks,
+            _ => MemberState::Unknown,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberState::Stable => "STABLE",
+            MemberState::UnrevokedTasks => "UNREVOKED_TASKS",
+            MemberState::UnreleasedTasks => "UNRELEASED_TASKS",
+            MemberState::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// Value of record 22 `StreamsGroupCurrentMemberAssignment`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentMemberAssignmentValue {
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    pub state: MemberState,
+    pub assigned: TasksWithEpochs,
+    pub pending_revocation: TasksWithEpochs,
+}
+
+/// Value of record 1 `OffsetCommit` (value version 3 layout).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetCommitValue {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+    pub commit_timestamp: i64,
+}

@@ -1,0 +1,1 @@
+//! Native server (being written).

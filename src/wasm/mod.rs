@@ -1,0 +1,1 @@
+//! wasm bindings (being written).
