@@ -1,0 +1,207 @@
+//! The simulation's public data types: scenario spec, user actions, snapshot and logs.
+//! Everything here is serde data: the wasm layer hands it to JavaScript as plain objects, the
+//! explorer's permalinks store `ScenarioSpec` + `Vec<TimedAction>`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Topology;
+
+/// One Kafka Streams process (an application instance) with `threads` members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSpec {
+    pub process_id: String,
+    #[serde(default = "one")]
+    pub threads: u32,
+    #[serde(default)]
+    pub rack: Option<String>,
+    #[serde(default)]
+    pub client_tags: BTreeMap<String, String>,
+    /// Static membership: members get `group.instance.id` `<process_id>-<thread>`.
+    #[serde(default)]
+    pub static_members: bool,
+    /// Time at which the process starts (ms).
+    #[serde(default)]
+    pub start_at_ms: i64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A whole simulated run's starting point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub seed: u64,
+    pub group_id: String,
+    /// Existing topics: name -> partition count.
+    pub topics: BTreeMap<String, i32>,
+    pub topology: Topology,
+    pub processes: Vec<ProcessSpec>,
+    /// Broker config keys (Kafka names, spec §7) -> value, applied over the defaults.
+    #[serde(default)]
+    pub configs: BTreeMap<String, String>,
+    /// Network delay of each heartbeat leg, ms (min, max), drawn from the seeded RNG.
+    #[serde(default)]
+    pub latency_ms: (i64, i64),
+    /// The coordinator creates missing internal topics automatically (as a broker does).
+    #[serde(default = "yes")]
+    pub auto_create_internal_topics: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A user action (fault injection and operations), applied at the simulation's current time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Action {
+    AddMember { process_id: String },
+    AddProcess { process: ProcessSpec },
+    /// Stops heartbeating without leaving; the session timeout fences it.
+    CrashMember { member: String },
+    LeaveMember { member: String },
+    /// Static member: leave with epoch -2, then rejoin after `down_ms`.
+    StaticBounce { member: String, down_ms: i64 },
+    /// Heartbeats of this member are lost (both directions) until healed.
+    CutNetwork { member: String },
+    HealNetwork { member: String },
+    /// Drop the coordinator's memory and rebuild it by replaying the record log.
+    RestartCoordinator,
+    /// Every member restarts with the topology epoch + 1 (a rolling upgrade).
+    BumpTopologyEpoch,
+    AddPartitions { topic: String, partitions: i32 },
+    CreateTopic { topic: String, partitions: i32 },
+    RequestShutdown { member: String },
+    SetStandbyReplicas { replicas: i32 },
+    SetAssignor { name: String },
+}
+
+/// An action with the simulated time at which it was applied (permalinks, step back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedAction {
+    pub at_ms: i64,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// Tasks of one role, as `"subtopology_partition"` strings sorted, for display.
+pub type TaskList = Vec<String>;
+
+/// One member as the explorer shows it: the coordinator's view plus the client's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberView {
+    pub member_id: String,
+    pub process_id: String,
+    pub instance_id: Option<String>,
+    pub rack: Option<String>,
+    /// `alive`, `crashed`, `partitioned`, `left`, `bouncing`.
+    pub client_status: String,
+    /// Coordinator side (None when the coordinator does not know the member).
+    pub state: Option<String>,
+    pub member_epoch: Option<i32>,
+    pub previous_member_epoch: Option<i32>,
+    pub active: TaskList,
+    pub standby: TaskList,
+    pub warmup: TaskList,
+    pub pending_revocation: TaskList,
+    pub target_active: TaskList,
+    pub target_standby: TaskList,
+    pub target_warmup: TaskList,
+    /// Client side: what the member currently runs.
+    pub owned_active: TaskList,
+    pub owned_standby: TaskList,
+    pub owned_warmup: TaskList,
+    pub session_deadline_ms: Option<i64>,
+    pub session_timeout_ms: i64,
+    pub rebalance_deadline_ms: Option<i64>,
+    pub next_heartbeat_ms: Option<i64>,
+}
+
+/// The group as the explorer shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupView {
+    pub group_id: String,
+    /// `Empty`, `NotReady`, `Assigning`, `Reconciling`, `Stable` (or `Dead` when absent).
+    pub state: String,
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    pub topology_epoch: Option<i32>,
+    pub validated_topology_epoch: i32,
+    pub assignor: String,
+    pub num_standby_replicas: i32,
+    /// Every task of the configured topology, `"subtopology_partition"`, sorted.
+    pub tasks: TaskList,
+    /// Stateful subtopology ids.
+    pub stateful_subtopologies: Vec<String>,
+    pub members: Vec<MemberView>,
+    /// Last statuses the coordinator reported, as `NAME: detail`.
+    pub statuses: Vec<String>,
+    pub initial_rebalance_deadline_ms: Option<i64>,
+}
+
+/// A full snapshot at the current time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimSnapshot {
+    pub now_ms: i64,
+    pub group: GroupView,
+    pub topics: BTreeMap<String, i32>,
+    pub state_hash: String,
+    pub steps: u64,
+}
+
+/// One heartbeat exchange (or one lost heartbeat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageLogEntry {
+    pub seq: u64,
+    pub sent_ms: i64,
+    pub received_ms: i64,
+    pub member_id: String,
+    /// `StreamsGroupHeartbeat` (api key 88); the request version used.
+    pub api_version: i16,
+    pub request: serde_json::Value,
+    pub response: Option<serde_json::Value>,
+    /// Wire bytes (body, no header) as lowercase hex.
+    pub request_hex: String,
+    pub response_hex: Option<String>,
+    pub error: Option<String>,
+    /// `delivered`, `lost_request`, `lost_response`.
+    pub fate: String,
+}
+
+/// One coordinator record as written, with the operation that caused it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordLogEntry {
+    pub seq: u64,
+    pub at_ms: i64,
+    /// e.g. `heartbeat m1`, `session-timeout m2`, `initial-rebalance`.
+    pub cause: String,
+    pub summary: String,
+    pub record: crate::records::Record,
+}
+
+/// The result of one invariant after a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvariantResult {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// Something that happened during a step, for the timeline and swimlanes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SimEvent {
+    Heartbeat { seq: u64, member_id: String, at_ms: i64, error: Option<String> },
+    Timer { at_ms: i64, timer: String },
+    Action { at_ms: i64, action: Action },
+    StateChange { at_ms: i64, from: String, to: String },
+    InvariantViolated { at_ms: i64, name: String, detail: String },
+}
