@@ -7,6 +7,7 @@
 //! them and the explorer can show them).
 
 pub mod configure;
+pub mod endpoints;
 
 use std::collections::{BTreeMap, BTreeSet};
 
