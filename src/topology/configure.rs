@@ -452,3 +452,134 @@ pub fn metadata_hash(required_topics: &BTreeSet<String>, metadata: &MetadataImag
     }
     if any { group.digest() as i64 } else { 0 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn summarize_topics_shows_at_most_three() {
+        assert_eq!(summarize_topics(&names(&[])), "<none>");
+        assert_eq!(summarize_topics(&names(&["a"])), "a");
+        assert_eq!(summarize_topics(&names(&["a", "b", "c"])), "a, b, c");
+        assert_eq!(
+            summarize_topics(&names(&["a", "b", "c", "d"])),
+            "a, b, c and 1 additional topics"
+        );
+        assert_eq!(
+            summarize_topics(&names(&["a", "b", "c", "d", "e"])),
+            "a, b, c and 2 additional topics"
+        );
+    }
+
+    #[test]
+    fn java_collection_strings() {
+        // `new TreeMap<>(Map.of("b", 6, "a", 3))` and `new TreeSet<>(Set.of("b", "a"))` print as
+        // below (checked with OpenJDK 17).
+        let map: BTreeMap<String, i32> = [("b".to_string(), 6), ("a".to_string(), 3)].into();
+        assert_eq!(java_map_string(&map), "{a=3, b=6}");
+        assert_eq!(java_map_string(&BTreeMap::new()), "{}");
+        assert_eq!(java_list_string(&names(&["a", "b"])), "[a, b]");
+    }
+
+    /// Expected orders printed by OpenJDK 17 for `ids.stream().collect(Collectors.toMap(x -> x, x
+    /// -> 0)).keySet()`.
+    #[test]
+    fn java_hash_map_order_matches_openjdk() {
+        let numeric = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>();
+        let order_of = |ids: &[String]| {
+            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+            java_hash_map_order(&refs)
+                .into_iter()
+                .map(|i| ids[i].clone())
+                .collect::<Vec<_>>()
+        };
+        let expect = |s: &str| s.split(", ").map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            order_of(&numeric(11)),
+            expect("0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10")
+        );
+        assert_eq!(
+            order_of(&numeric(12)),
+            expect("0, 11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10")
+        );
+        assert_eq!(
+            order_of(&numeric(13)),
+            expect("11, 12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10")
+        );
+        assert_eq!(
+            order_of(&numeric(30)),
+            expect(
+                "22, 23, 24, 25, 26, 27, 28, 29, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0, 1, 2, 3, \
+                 4, 5, 6, 7, 8, 9, 20, 21"
+            )
+        );
+        assert_eq!(
+            order_of(&names(&[
+                "sub-b", "x", "sub-a", "äöü", "😀", "0_1", "zz", "A"
+            ])),
+            expect("zz, A, 0_1, x, 😀, äöü, sub-b, sub-a")
+        );
+        assert!(java_hash_map_order(&[]).is_empty());
+    }
+
+    #[test]
+    fn topic_hash_covers_name_and_count() {
+        assert_eq!(topic_hash("a", 3), topic_hash("a", 3));
+        assert_ne!(topic_hash("a", 3), topic_hash("a", 4));
+        assert_ne!(topic_hash("a", 3), topic_hash("b", 3));
+        // The magic byte, the name bytes and the big-endian count, streamed.
+        let mut bytes = vec![0u8];
+        bytes.extend_from_slice(b"topic");
+        bytes.extend_from_slice(&7i32.to_be_bytes());
+        assert_eq!(topic_hash("topic", 7), xxhash_rust::xxh3::xxh3_64(&bytes));
+    }
+
+    #[test]
+    fn metadata_hash_is_xxh3_over_topic_hashes_in_name_order() {
+        let metadata = MetadataImage {
+            topics: [("b".to_string(), 2), ("a".to_string(), 1)].into(),
+        };
+        let required: BTreeSet<String> = names(&["b", "a", "missing"]).into_iter().collect();
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&topic_hash("a", 1).to_be_bytes());
+        bytes.extend_from_slice(&topic_hash("b", 2).to_be_bytes());
+        assert_eq!(
+            metadata_hash(&required, &metadata),
+            xxhash_rust::xxh3::xxh3_64(&bytes) as i64
+        );
+    }
+
+    #[test]
+    fn out_of_range_copartition_indices_are_invalid() {
+        let mut s = Subtopology {
+            subtopology_id: "0".into(),
+            source_topics: names(&["a"]),
+            ..Default::default()
+        };
+        s.copartition_groups = vec![super::super::CopartitionGroup {
+            source_topics: vec![0],
+            ..Default::default()
+        }];
+        assert!(copartition_groups(&s).is_ok());
+        for bad in [1, -1, i16::MIN, i16::MAX] {
+            s.copartition_groups[0].source_topics = vec![bad];
+            assert!(copartition_groups(&s).is_err(), "index {bad}");
+        }
+        s.copartition_groups[0].source_topics = vec![];
+        s.copartition_groups[0].repartition_source_topics = vec![0];
+        assert_eq!(
+            copartition_groups(&s).unwrap_err().message,
+            "Copartition group of subtopology 0 refers to repartition source topic index 0, but the \
+             subtopology has 0 repartition source topics."
+        );
+        // Regex indices are ignored.
+        s.copartition_groups[0].repartition_source_topics = vec![];
+        s.copartition_groups[0].source_topic_regex = vec![5];
+        assert_eq!(copartition_groups(&s).unwrap(), vec![BTreeSet::new()]);
+    }
+}

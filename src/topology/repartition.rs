@@ -80,3 +80,79 @@ fn max_known_input(s: &Subtopology, counts: &Decided, metadata: &MetadataImage) 
         .filter_map(|t| metadata.partitions(t));
     repartition.chain(external).max()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopicInfo;
+
+    fn sub(id: &str, sources: &[&str], rep_sources: &[(&str, i32)], sinks: &[&str]) -> Subtopology {
+        Subtopology {
+            subtopology_id: id.into(),
+            source_topics: sources.iter().map(|s| s.to_string()).collect(),
+            repartition_source_topics: rep_sources
+                .iter()
+                .map(|(n, p)| TopicInfo {
+                    name: n.to_string(),
+                    partitions: *p,
+                    replication_factor: 0,
+                    topic_configs: vec![],
+                })
+                .collect(),
+            repartition_sink_topics: sinks.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn metadata(topics: &[(&str, i32)]) -> MetadataImage {
+        MetadataImage {
+            topics: topics.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+        }
+    }
+
+    #[test]
+    fn chains_resolve_over_several_rounds() {
+        // Visited downstream-first, so each round resolves one more hop.
+        let c = sub("c", &[], &[("r2", 0)], &["r3"]);
+        let b = sub("b", &[], &[("r1", 0)], &["r2"]);
+        let a = sub("a", &["in"], &[], &["r1"]);
+        let counts = decide_partition_counts(&[&c, &b, &a], &metadata(&[("in", 5)])).unwrap();
+        assert_eq!(
+            counts,
+            [("r1".into(), 5), ("r2".into(), 5), ("r3".into(), 5)].into()
+        );
+    }
+
+    #[test]
+    fn sink_count_is_max_of_known_inputs_at_visit_time() {
+        // `x` reads `e` (2) and `r1`, which `y` writes from `s` (8).
+        let x = sub("x", &["e"], &[("r1", 0)], &["r2"]);
+        let y = sub("y", &["s"], &[], &["r1"]);
+        let md = metadata(&[("e", 2), ("s", 8)]);
+        assert_eq!(decide_partition_counts(&[&y, &x], &md).unwrap()["r2"], 8);
+        assert_eq!(decide_partition_counts(&[&x, &y], &md).unwrap()["r2"], 2);
+    }
+
+    #[test]
+    fn declared_counts_are_kept_and_feed_inference() {
+        let a = sub("a", &["in"], &[], &["r1"]);
+        let b = sub("b", &[], &[("r1", 9)], &["r2"]);
+        let counts = decide_partition_counts(&[&a, &b], &metadata(&[("in", 2)])).unwrap();
+        assert_eq!(counts, [("r1".into(), 9), ("r2".into(), 9)].into());
+    }
+
+    #[test]
+    fn loops_and_unwritten_sources_fail() {
+        let a = sub("a", &[], &[("r1", 0)], &["r2"]);
+        let b = sub("b", &[], &[("r2", 0)], &["r1"]);
+        let Err(Stop::Invalid(e)) = decide_partition_counts(&[&a, &b], &metadata(&[])) else {
+            panic!()
+        };
+        assert_eq!(e.message, UNRESOLVABLE_LOOP);
+        let c = sub("c", &["in"], &[("never", 0)], &[]);
+        let Err(Stop::Invalid(e)) = decide_partition_counts(&[&c], &metadata(&[("in", 1)])) else {
+            panic!()
+        };
+        assert_eq!(e.message, NEVER_A_SINK);
+    }
+}
