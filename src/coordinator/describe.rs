@@ -25,7 +25,11 @@ pub struct ListedGroup {
 }
 
 fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue { key: key.to_string(), value: value.to_string(), unknown_tagged_fields: Vec::new() }
+    KeyValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        unknown_tagged_fields: Vec::new(),
+    }
 }
 
 fn internal_info(t: &InternalTopic) -> TopicInfo {
@@ -39,7 +43,11 @@ fn internal_info(t: &InternalTopic) -> TopicInfo {
 }
 
 fn declared_info(t: &topology::TopicInfo) -> TopicInfo {
-    let mut configs: Vec<KeyValue> = t.topic_configs.iter().map(|c| kv(&c.key, &c.value)).collect();
+    let mut configs: Vec<KeyValue> = t
+        .topic_configs
+        .iter()
+        .map(|c| kv(&c.key, &c.value))
+        .collect();
     configs.sort_by(|a, b| a.key.cmp(&b.key));
     TopicInfo {
         name: t.name.clone(),
@@ -70,8 +78,16 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
                 subtopology_id: id.clone(),
                 source_topics: sorted(s.source_topics.iter().cloned()),
                 repartition_sink_topics: sorted(s.repartition_sink_topics.iter().cloned()),
-                state_changelog_topics: s.state_changelog_topics.values().map(internal_info).collect(),
-                repartition_source_topics: s.repartition_source_topics.values().map(internal_info).collect(),
+                state_changelog_topics: s
+                    .state_changelog_topics
+                    .values()
+                    .map(internal_info)
+                    .collect(),
+                repartition_source_topics: s
+                    .repartition_source_topics
+                    .values()
+                    .map(internal_info)
+                    .collect(),
                 unknown_tagged_fields: Vec::new(),
             })
             .collect(),
@@ -80,10 +96,14 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
                 .subtopologies
                 .iter()
                 .map(|s| {
-                    let mut changelogs: Vec<TopicInfo> = s.state_changelog_topics.iter().map(declared_info).collect();
+                    let mut changelogs: Vec<TopicInfo> =
+                        s.state_changelog_topics.iter().map(declared_info).collect();
                     changelogs.sort_by(|a, b| a.name.cmp(&b.name));
-                    let mut repartition: Vec<TopicInfo> =
-                        s.repartition_source_topics.iter().map(declared_info).collect();
+                    let mut repartition: Vec<TopicInfo> = s
+                        .repartition_source_topics
+                        .iter()
+                        .map(declared_info)
+                        .collect();
                     repartition.sort_by(|a, b| a.name.cmp(&b.name));
                     DescribedSubtopology {
                         subtopology_id: s.subtopology_id.clone(),
@@ -99,7 +119,11 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
             subs
         }
     };
-    Some(DescribedTopology { epoch: topo.epoch, subtopologies: Some(subtopologies), unknown_tagged_fields: Vec::new() })
+    Some(DescribedTopology {
+        epoch: topo.epoch,
+        subtopologies: Some(subtopologies),
+        unknown_tagged_fields: Vec::new(),
+    })
 }
 
 fn assignment_of(t: &TasksWithEpochs) -> Assignment {
@@ -148,8 +172,12 @@ fn described_member(g: &StreamsGroup, m: &StreamsMember) -> DescribedMember {
             unknown_tagged_fields: Vec::new(),
         }),
         client_tags: m.client_tags.iter().map(|(k, v)| kv(k, v)).collect(),
-        task_offsets: offsets.map(|o| offsets_list(&o.offsets)).unwrap_or_default(),
-        task_end_offsets: offsets.map(|o| offsets_list(&o.end_offsets)).unwrap_or_default(),
+        task_offsets: offsets
+            .map(|o| offsets_list(&o.offsets))
+            .unwrap_or_default(),
+        task_end_offsets: offsets
+            .map(|o| offsets_list(&o.end_offsets))
+            .unwrap_or_default(),
         assignment: assignment_of(&m.assigned),
         target_assignment: target_of(&g.target_of(&m.member_id)),
         is_classic: false,
@@ -191,7 +219,9 @@ impl Coordinator {
                     assignment_epoch: g.assignment_epoch,
                     topology: described_topology(g),
                     members: g.members.values().map(|m| described_member(g, m)).collect(),
-                    topology_description_status: if api_version >= 1 && req.include_topology_description {
+                    topology_description_status: if api_version >= 1
+                        && req.include_topology_description
+                    {
                         1
                     } else {
                         0
@@ -201,19 +231,33 @@ impl Coordinator {
                 }
             })
             .collect();
-        StreamsGroupDescribeResponse { throttle_time_ms: 0, groups, unknown_tagged_fields: Vec::new() }
+        StreamsGroupDescribeResponse {
+            throttle_time_ms: 0,
+            groups,
+            unknown_tagged_fields: Vec::new(),
+        }
     }
 
     /// ListGroups data (spec §8). Filters: lower-case state names, group types; empty = all.
-    pub fn list_groups(&self, states_filter: &[String], types_filter: &[String]) -> Vec<ListedGroup> {
-        if !types_filter.is_empty() && !types_filter.iter().any(|t| t.eq_ignore_ascii_case("streams")) {
+    pub fn list_groups(
+        &self,
+        states_filter: &[String],
+        types_filter: &[String],
+    ) -> Vec<ListedGroup> {
+        if !types_filter.is_empty()
+            && !types_filter
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case("streams"))
+        {
             return Vec::new();
         }
         self.groups
             .values()
             .filter(|g| {
                 states_filter.is_empty()
-                    || states_filter.iter().any(|s| s.eq_ignore_ascii_case(g.state().filter_name()))
+                    || states_filter
+                        .iter()
+                        .any(|s| s.eq_ignore_ascii_case(g.state().filter_name()))
             })
             .map(|g| ListedGroup {
                 group_id: g.group_id.clone(),
@@ -225,7 +269,11 @@ impl Coordinator {
     }
 
     /// DeleteGroups (spec §8): only `Empty` groups; their offsets go too.
-    pub fn delete_groups(&mut self, _now: Millis, group_ids: &[String]) -> Outcome<Vec<(String, ErrorCode)>> {
+    pub fn delete_groups(
+        &mut self,
+        _now: Millis,
+        group_ids: &[String],
+    ) -> Outcome<Vec<(String, ErrorCode)>> {
         let mut out = Outcome::new(Vec::new());
         for id in group_ids {
             let code = match self.groups.get(id) {
@@ -247,13 +295,27 @@ impl Coordinator {
                     }
                 }
                 if self.groups.contains_key(id) {
-                    records.push(Record::TargetAssignmentMetadata { group_id: id.clone(), value: None });
-                    records.push(Record::GroupMetadata { group_id: id.clone(), value: None });
-                    records.push(Record::Topology { group_id: id.clone(), value: None });
+                    records.push(Record::TargetAssignmentMetadata {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                    records.push(Record::GroupMetadata {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                    records.push(Record::Topology {
+                        group_id: id.clone(),
+                        value: None,
+                    });
                 }
                 self.apply(&records);
                 let mut timers = Vec::new();
-                self.timer_cancel(&mut timers, &TimerKey::InitialRebalance { group_id: id.clone() });
+                self.timer_cancel(
+                    &mut timers,
+                    &TimerKey::InitialRebalance {
+                        group_id: id.clone(),
+                    },
+                );
                 out.timers.extend(timers);
                 out.records.extend(records);
             }
@@ -265,9 +327,19 @@ impl Coordinator {
     /// Fire one due timer (spec §3.13).
     pub(super) fn fire(&mut self, now: Millis, key: TimerKey, tag: i32) -> Outcome<()> {
         match key {
-            TimerKey::SessionTimeout { group_id, member_id } => self.fence_member(&group_id, &member_id),
-            TimerKey::RebalanceTimeout { group_id, member_id } => {
-                let epoch = self.groups.get(&group_id).and_then(|g| g.members.get(&member_id)).map(|m| m.member_epoch);
+            TimerKey::SessionTimeout {
+                group_id,
+                member_id,
+            } => self.fence_member(&group_id, &member_id),
+            TimerKey::RebalanceTimeout {
+                group_id,
+                member_id,
+            } => {
+                let epoch = self
+                    .groups
+                    .get(&group_id)
+                    .and_then(|g| g.members.get(&member_id))
+                    .map(|m| m.member_epoch);
                 if epoch == Some(tag) {
                     self.fence_member(&group_id, &member_id)
                 } else {
@@ -281,11 +353,15 @@ impl Coordinator {
     /// The delayed initial assignment (spec §3.10).
     fn delayed_assignment(&mut self, now: Millis, group_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(g) = self.groups.get(group_id) else { return out };
+        let Some(g) = self.groups.get(group_id) else {
+            return out;
+        };
         if g.members.is_empty() || g.group_epoch <= g.assignment_epoch {
             return out;
         }
-        let Some(configured) = g.configured_topology.as_ref() else { return out };
+        let Some(configured) = g.configured_topology.as_ref() else {
+            return out;
+        };
         let cfg = self.config.for_group(group_id);
         let stored = &g.last_assignment_configs;
         let configs = AssignmentConfigs {
@@ -295,7 +371,12 @@ impl Coordinator {
                 .unwrap_or(0),
             rack_aware_assignment_tags: stored
                 .get("rack.aware.assignment.tags")
-                .map(|v| v.split(',').filter(|s| !s.is_empty()).map(String::from).collect())
+                .map(|v| {
+                    v.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default(),
             acceptable_recovery_lag: cfg.acceptable_recovery_lag,
             num_warmup_replicas: cfg.num_warmup_replicas,

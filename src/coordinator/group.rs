@@ -173,10 +173,16 @@ impl ProcessIndex {
                 self.active.insert(TaskId::new(s, p), m.process_id.clone());
             }
             for t in tasks.standby.iter() {
-                self.standby.entry(t).or_default().insert(m.process_id.clone());
+                self.standby
+                    .entry(t)
+                    .or_default()
+                    .insert(m.process_id.clone());
             }
             for t in tasks.warmup.iter() {
-                self.warmup.entry(t).or_default().insert(m.process_id.clone());
+                self.warmup
+                    .entry(t)
+                    .or_default()
+                    .insert(m.process_id.clone());
             }
         }
     }
@@ -189,8 +195,10 @@ impl ProcessIndex {
                     self.active.remove(&t);
                 }
             }
-            for (map, set) in [(&mut self.standby, &tasks.standby), (&mut self.warmup, &tasks.warmup)]
-            {
+            for (map, set) in [
+                (&mut self.standby, &tasks.standby),
+                (&mut self.warmup, &tasks.warmup),
+            ] {
                 for t in set.iter() {
                     if let Some(ps) = map.get_mut(&t) {
                         ps.remove(&m.process_id);
@@ -272,7 +280,11 @@ impl StreamsGroup {
         if self.group_epoch > self.assignment_epoch {
             return GroupState::Assigning;
         }
-        if self.members.values().any(|m| !m.is_reconciled_to(self.assignment_epoch)) {
+        if self
+            .members
+            .values()
+            .any(|m| !m.is_reconciled_to(self.assignment_epoch))
+        {
             return GroupState::Reconciling;
         }
         GroupState::Stable
@@ -290,7 +302,8 @@ impl StreamsGroup {
         }
         self.index.add_member(&member);
         if let Some(i) = &member.instance_id {
-            self.static_members.insert(i.clone(), member.member_id.clone());
+            self.static_members
+                .insert(i.clone(), member.member_id.clone());
         }
         self.members.insert(member.member_id.clone(), member);
     }
@@ -311,7 +324,9 @@ impl StreamsGroup {
     }
 
     pub fn static_member(&self, instance_id: &str) -> Option<&StreamsMember> {
-        self.static_members.get(instance_id).and_then(|m| self.members.get(m))
+        self.static_members
+            .get(instance_id)
+            .and_then(|m| self.members.get(m))
     }
 
     pub fn apply_group_metadata(&mut self, v: &GroupMetadataValue) {
@@ -358,13 +373,20 @@ impl StreamsGroup {
 
     /// Target tasks of a member (empty when none).
     pub fn target_of(&self, member_id: &str) -> TasksTuple {
-        self.target_assignment.get(member_id).cloned().unwrap_or_default()
+        self.target_assignment
+            .get(member_id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Every task of the configured topology (empty when not configured).
     pub fn all_tasks(&self) -> TaskSet {
         let mut out = TaskSet::new();
-        if let Some(subs) = self.configured_topology.as_ref().and_then(|c| c.subtopologies.as_ref()) {
+        if let Some(subs) = self
+            .configured_topology
+            .as_ref()
+            .and_then(|c| c.subtopologies.as_ref())
+        {
             for (id, s) in subs {
                 for p in 0..s.number_of_tasks {
                     out.insert(id, p);

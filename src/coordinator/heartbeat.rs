@@ -14,10 +14,12 @@ use crate::assignor::AssignmentConfigs;
 use crate::config::EffectiveGroupConfig;
 use crate::error::{ApiError, ErrorCode};
 use crate::protocol::{
-    status_code, Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse, TaskOffset, TopicPartition,
+    Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse, TaskOffset, TopicPartition, status_code,
 };
-use crate::records::{CurrentMemberAssignmentValue, GroupMetadataValue, MemberState, Record, UserEndpoint};
+use crate::records::{
+    CurrentMemberAssignmentValue, GroupMetadataValue, MemberState, Record, UserEndpoint,
+};
 use crate::topology::{self, ConfiguredTopology, InternalTopic, StreamsTopology};
 use crate::types::{Millis, TaskId, TaskSet, TasksTuple};
 
@@ -26,14 +28,20 @@ pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
 
 /// Kafka-internal topics a topology may not use (spec §3.1).
-const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
+const INTERNAL_TOPICS: &[&str] = &[
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
 
 fn is_valid_topic_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 249
         && name != "."
         && name != ".."
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
 }
 
 fn blank(s: &str) -> bool {
@@ -42,7 +50,9 @@ fn blank(s: &str) -> bool {
 
 /// Broker-level topology checks (spec §3.1 step 3).
 fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
-    let Some(t) = &req.topology else { return Ok(()) };
+    let Some(t) = &req.topology else {
+        return Ok(());
+    };
     let mut names = BTreeSet::new();
     for s in &t.subtopologies {
         names.extend(s.source_topics.iter().map(String::as_str));
@@ -50,7 +60,11 @@ fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), Ap
         names.extend(s.repartition_source_topics.iter().map(|t| t.name.as_str()));
         names.extend(s.state_changelog_topics.iter().map(|t| t.name.as_str()));
     }
-    let internal: Vec<&str> = names.iter().copied().filter(|n| INTERNAL_TOPICS.contains(n)).collect();
+    let internal: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| INTERNAL_TOPICS.contains(n))
+        .collect();
     if !internal.is_empty() {
         return Err(ApiError::new(
             ErrorCode::STREAMS_INVALID_TOPOLOGY,
@@ -60,11 +74,18 @@ fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), Ap
             ),
         ));
     }
-    let invalid: Vec<&str> = names.iter().copied().filter(|n| !is_valid_topic_name(n)).collect();
+    let invalid: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !is_valid_topic_name(n))
+        .collect();
     if !invalid.is_empty() {
         return Err(ApiError::new(
             ErrorCode::STREAMS_INVALID_TOPOLOGY,
-            format!("Topic names {} are not valid topic names.", invalid.join(",")),
+            format!(
+                "Topic names {} are not valid topic names.",
+                invalid.join(",")
+            ),
         ));
     }
     Ok(())
@@ -76,8 +97,13 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
         ApiError::invalid_request(m)
     }
     if let Some(t) = &req.topology {
-        if t.subtopologies.iter().any(|s| !s.source_topic_regex.is_empty()) {
-            return Err(bad("Regular expressions for source topics are not supported yet."));
+        if t.subtopologies
+            .iter()
+            .any(|s| !s.source_topic_regex.is_empty())
+        {
+            return Err(bad(
+                "Regular expressions for source topics are not supported yet.",
+            ));
         }
     }
     if blank(&req.member_id) {
@@ -154,7 +180,11 @@ fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
 }
 
 fn status(code: i8, detail: impl Into<String>) -> Status {
-    Status { status_code: code, status_detail: detail.into(), unknown_tagged_fields: Vec::new() }
+    Status {
+        status_code: code,
+        status_detail: detail.into(),
+        unknown_tagged_fields: Vec::new(),
+    }
 }
 
 /// Owned tasks of the request: known only when all three lists are present.
@@ -169,12 +199,13 @@ fn owned_tasks(req: &StreamsGroupHeartbeatRequest) -> Option<TasksTuple> {
     }
 }
 
-fn task_offsets_map(
-    list: &[TaskOffset],
-) -> Result<BTreeMap<TaskId, i64>, ApiError> {
+fn task_offsets_map(list: &[TaskOffset]) -> Result<BTreeMap<TaskId, i64>, ApiError> {
     let mut out = BTreeMap::new();
     for o in list {
-        if out.insert(TaskId::new(&o.subtopology_id, o.partition), o.offset).is_some() {
+        if out
+            .insert(TaskId::new(&o.subtopology_id, o.partition), o.offset)
+            .is_some()
+        {
             return Err(ApiError::invalid_request(format!(
                 "Task offsets contain a duplicate entry for subtopology {} and partition {}.",
                 o.subtopology_id, o.partition
@@ -226,8 +257,13 @@ fn validate_owned_tasks(
     req: &StreamsGroupHeartbeatRequest,
     configured: &ConfiguredTopology,
 ) -> Result<(), ApiError> {
-    let Some(subs) = &configured.subtopologies else { return Ok(()) };
-    for list in [&req.active_tasks, &req.standby_tasks, &req.warmup_tasks].into_iter().flatten() {
+    let Some(subs) = &configured.subtopologies else {
+        return Ok(());
+    };
+    for list in [&req.active_tasks, &req.standby_tasks, &req.warmup_tasks]
+        .into_iter()
+        .flatten()
+    {
         for t in list {
             let Some(s) = subs.get(&t.subtopology_id) else {
                 return Err(ApiError::invalid_request(format!(
@@ -272,13 +308,15 @@ impl Coordinator {
                 "The streams group protocol is not enabled on this coordinator.",
             ))
         } else {
-            validate_topology_topics(req).and_then(|_| validate_request(req)).and_then(|_| {
-                if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
-                    self.leave(now, req)
-                } else {
-                    self.join_or_heartbeat(now, ctx, req)
-                }
-            })
+            validate_topology_topics(req)
+                .and_then(|_| validate_request(req))
+                .and_then(|_| {
+                    if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
+                        self.leave(now, req)
+                    } else {
+                        self.join_or_heartbeat(now, ctx, req)
+                    }
+                })
         };
         result.unwrap_or_else(|e| Outcome::new(error_response(&e)))
     }
@@ -358,7 +396,9 @@ impl Coordinator {
     /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
     pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(group) = self.groups.get(group_id) else { return out };
+        let Some(group) = self.groups.get(group_id) else {
+            return out;
+        };
         if !group.members.contains_key(member_id) {
             return out;
         }
@@ -374,11 +414,18 @@ impl Coordinator {
             member_id: mid.clone(),
             value: None,
         });
-        out.records.push(Record::MemberMetadata { group_id: gid.clone(), member_id: mid.clone(), value: None });
+        out.records.push(Record::MemberMetadata {
+            group_id: gid.clone(),
+            member_id: mid.clone(),
+            value: None,
+        });
         let new_epoch = group.group_epoch + 1;
         out.records.push(Record::GroupMetadata {
             group_id: gid.clone(),
-            value: Some(GroupMetadataValue { epoch: new_epoch, ..group.group_metadata_value() }),
+            value: Some(GroupMetadataValue {
+                epoch: new_epoch,
+                ..group.group_metadata_value()
+            }),
         });
         if group.members.len() == 1 {
             out.records.push(Record::TargetAssignmentMetadata {
@@ -391,8 +438,20 @@ impl Coordinator {
         }
         self.apply(&out.records);
         let mut timers = Vec::new();
-        self.timer_cancel(&mut timers, &TimerKey::SessionTimeout { group_id: gid.clone(), member_id: mid.clone() });
-        self.timer_cancel(&mut timers, &TimerKey::RebalanceTimeout { group_id: gid, member_id: mid });
+        self.timer_cancel(
+            &mut timers,
+            &TimerKey::SessionTimeout {
+                group_id: gid.clone(),
+                member_id: mid.clone(),
+            },
+        );
+        self.timer_cancel(
+            &mut timers,
+            &TimerKey::RebalanceTimeout {
+                group_id: gid,
+                member_id: mid,
+            },
+        );
         out.timers = timers;
         out
     }
@@ -427,8 +486,10 @@ impl Coordinator {
 
         // Step A: size check.
         if joining {
-            let registered_static =
-                req.instance_id.as_deref().is_some_and(|i| group.static_members.contains_key(i));
+            let registered_static = req
+                .instance_id
+                .as_deref()
+                .is_some_and(|i| group.static_members.contains_key(i));
             if !registered_static
                 && group.members.len() >= self.config.max_size.max(0) as usize
                 && !group.members.contains_key(&req.member_id)
@@ -481,9 +542,21 @@ impl Coordinator {
                     copy.previous_member_epoch = 0;
                     let old_id = old.member_id.clone();
                     for r in [
-                        Record::CurrentMemberAssignment { group_id: gid.clone(), member_id: old_id.clone(), value: None },
-                        Record::TargetAssignmentMember { group_id: gid.clone(), member_id: old_id.clone(), value: None },
-                        Record::MemberMetadata { group_id: gid.clone(), member_id: old_id.clone(), value: None },
+                        Record::CurrentMemberAssignment {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
+                        Record::TargetAssignmentMember {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
+                        Record::MemberMetadata {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
                         Record::MemberMetadata {
                             group_id: gid.clone(),
                             member_id: copy.member_id.clone(),
@@ -541,9 +614,15 @@ impl Coordinator {
             updated.process_id = p.clone();
         }
         if let Some(tags) = &req.client_tags {
-            updated.client_tags = tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+            updated.client_tags = tags
+                .iter()
+                .map(|kv| (kv.key.clone(), kv.value.clone()))
+                .collect();
         }
-        let endpoint = req.user_endpoint.as_ref().map(|e| UserEndpoint { host: e.host.clone(), port: e.port });
+        let endpoint = req.user_endpoint.as_ref().map(|e| UserEndpoint {
+            host: e.host.clone(),
+            port: e.port,
+        });
         if joining || endpoint.is_some() {
             updated.user_endpoint = endpoint;
         }
@@ -572,12 +651,17 @@ impl Coordinator {
         let topology: StreamsTopology = match (&req.topology, &group.topology) {
             (Some(t), None) => {
                 let t = StreamsTopology::from_request(t);
-                records.push(Record::Topology { group_id: gid.clone(), value: Some(t.clone()) });
+                records.push(Record::Topology {
+                    group_id: gid.clone(),
+                    value: Some(t.clone()),
+                });
                 t
             }
             (Some(t), Some(g)) => {
                 if g.epoch <= t.epoch && StreamsTopology::from_request(t) != *g {
-                    return Err(ApiError::invalid_request("Topology updates are not supported yet."));
+                    return Err(ApiError::invalid_request(
+                        "Topology updates are not supported yet.",
+                    ));
                 }
                 g.clone()
             }
@@ -598,7 +682,10 @@ impl Coordinator {
         // Step E: configured topology and metadata hash.
         let mut reconfigure = !had_topology;
         let mut hash = group.metadata_hash;
-        let cached = group.configured_topology.as_ref().filter(|c| c.topology_epoch == topology.epoch);
+        let cached = group
+            .configured_topology
+            .as_ref()
+            .filter(|c| c.topology_epoch == topology.epoch);
         let mut fresh_configured = None;
         if reconfigure || cached.is_none() || group.has_metadata_expired(now) {
             hash = topology::metadata_hash(&topology.required_topics(), &self.metadata);
@@ -620,15 +707,27 @@ impl Coordinator {
         };
 
         // Step F: validated topology epoch and owned tasks.
-        let validated_epoch = if configured.is_ready() { topology.epoch } else { -1 };
+        let validated_epoch = if configured.is_ready() {
+            topology.epoch
+        } else {
+            -1
+        };
         if configured.is_ready() {
             validate_owned_tasks(req, configured)?;
         }
 
         // Step G: task offsets (validated before anything is stored).
         let offsets_update = if req.task_offsets.is_some() || req.task_end_offsets.is_some() {
-            let o = req.task_offsets.as_deref().map(task_offsets_map).transpose()?;
-            let e = req.task_end_offsets.as_deref().map(task_offsets_map).transpose()?;
+            let o = req
+                .task_offsets
+                .as_deref()
+                .map(task_offsets_map)
+                .transpose()?;
+            let e = req
+                .task_end_offsets
+                .as_deref()
+                .map(task_offsets_map)
+                .transpose()?;
             Some((o, e))
         } else {
             None
@@ -636,7 +735,9 @@ impl Coordinator {
 
         // Step H: more bump triggers.
         let configs_map = cfg.assignment_configs_map();
-        if validated_epoch != group.validated_topology_epoch || configs_map != group.last_assignment_configs {
+        if validated_epoch != group.validated_topology_epoch
+            || configs_map != group.last_assignment_configs
+        {
             bump = true;
         }
 
@@ -660,7 +761,9 @@ impl Coordinator {
         }
 
         // Step J: initial rebalance delay.
-        let initial_key = TimerKey::InitialRebalance { group_id: gid.clone() };
+        let initial_key = TimerKey::InitialRebalance {
+            group_id: gid.clone(),
+        };
         let schedule_initial = group.members.is_empty()
             && cfg.initial_rebalance_delay_ms > 0
             && !self.timers.is_scheduled(&initial_key);
@@ -706,12 +809,19 @@ impl Coordinator {
             });
         }
         let tasks_changed = reconciled.assigned != updated.assigned;
-        let topics_to_create: Vec<InternalTopic> =
-            if configured.issue.as_ref().is_some_and(|i| i.status_code == status_code::MISSING_INTERNAL_TOPICS) {
-                configured.internal_topics_to_create.values().cloned().collect()
-            } else {
-                Vec::new()
-            };
+        let topics_to_create: Vec<InternalTopic> = if configured
+            .issue
+            .as_ref()
+            .is_some_and(|i| i.status_code == status_code::MISSING_INTERNAL_TOPICS)
+        {
+            configured
+                .internal_topics_to_create
+                .values()
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         let soft = SoftUpdates {
             configured: fresh_configured.clone(),
             refresh_deadline,
@@ -724,11 +834,19 @@ impl Coordinator {
         self.apply(&records);
         let mut timers: Vec<TimerChange> = Vec::new();
         if schedule_initial {
-            self.timer_schedule(&mut timers, initial_key, now.plus(cfg.initial_rebalance_delay_ms as i64), 0);
+            self.timer_schedule(
+                &mut timers,
+                initial_key,
+                now.plus(cfg.initial_rebalance_delay_ms as i64),
+                0,
+            );
         }
         let member_id = reconciled.member_id.clone();
         if assignment_changed {
-            let key = TimerKey::RebalanceTimeout { group_id: gid.clone(), member_id: member_id.clone() };
+            let key = TimerKey::RebalanceTimeout {
+                group_id: gid.clone(),
+                member_id: member_id.clone(),
+            };
             if reconciled.state == MemberState::UnrevokedTasks {
                 let at = now.plus(reconciled.rebalance_timeout_ms.max(0) as i64);
                 self.timer_schedule(&mut timers, key, at, reconciled.member_epoch);
@@ -738,11 +856,17 @@ impl Coordinator {
         }
         self.timer_schedule(
             &mut timers,
-            TimerKey::SessionTimeout { group_id: gid.clone(), member_id: member_id.clone() },
+            TimerKey::SessionTimeout {
+                group_id: gid.clone(),
+                member_id: member_id.clone(),
+            },
             now.plus(cfg.session_timeout_ms as i64),
             0,
         );
-        let group = self.groups.get_mut(&gid).ok_or_else(ApiError::unknown_server_error)?;
+        let group = self
+            .groups
+            .get_mut(&gid)
+            .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
         }
@@ -802,7 +926,11 @@ impl Coordinator {
         } else {
             (None, None, None)
         };
-        let endpoint_epoch = if group_existed { group.endpoint_information_epoch } else { 0 };
+        let endpoint_epoch = if group_existed {
+            group.endpoint_information_epoch
+        } else {
+            0
+        };
         let partitions_by_user_endpoint = (group.endpoint_information_epoch
             != req.endpoint_information_epoch)
             .then(|| endpoint_information(group, &member_id, &self.metadata));
@@ -820,7 +948,12 @@ impl Coordinator {
             partitions_by_user_endpoint,
             ..Default::default()
         };
-        Ok(Outcome { response, records, timers, topics_to_create })
+        Ok(Outcome {
+            response,
+            records,
+            timers,
+            topics_to_create,
+        })
     }
 }
 
@@ -851,13 +984,18 @@ fn endpoint_information(
     member_id: &str,
     metadata: &crate::topology::MetadataImage,
 ) -> Vec<EndpointToPartitions> {
-    let subs = group.configured_topology.as_ref().and_then(|c| c.subtopologies.as_ref());
+    let subs = group
+        .configured_topology
+        .as_ref()
+        .and_then(|c| c.subtopologies.as_ref());
     let partitions = |tasks: &TaskSet| -> Vec<TopicPartition> {
         let Some(subs) = subs else { return Vec::new() };
         let mut by_topic: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
         for (s, ps) in tasks.subtopologies() {
             let Some(sub) = subs.get(s) else { continue };
-            for (topic, parts) in crate::topology::endpoints::partitions_for_tasks(sub, ps, metadata) {
+            for (topic, parts) in
+                crate::topology::endpoints::partitions_for_tasks(sub, ps, metadata)
+            {
                 by_topic.entry(topic).or_default().extend(parts);
             }
         }
@@ -873,7 +1011,11 @@ fn endpoint_information(
     let entry = |m: &StreamsMember| -> Option<EndpointToPartitions> {
         let e = m.user_endpoint.as_ref()?;
         Some(EndpointToPartitions {
-            user_endpoint: Endpoint { host: e.host.clone(), port: e.port, unknown_tagged_fields: Vec::new() },
+            user_endpoint: Endpoint {
+                host: e.host.clone(),
+                port: e.port,
+                unknown_tagged_fields: Vec::new(),
+            },
             active_partitions: partitions(&m.assigned.active.task_set()),
             standby_partitions: partitions(&m.assigned.standby.union(&m.assigned.warmup)),
             unknown_tagged_fields: Vec::new(),

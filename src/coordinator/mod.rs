@@ -80,7 +80,12 @@ pub use replay::ReplayError;
 
 impl<R> Outcome<R> {
     fn new(response: R) -> Outcome<R> {
-        Outcome { response, records: Vec::new(), timers: Vec::new(), topics_to_create: Vec::new() }
+        Outcome {
+            response,
+            records: Vec::new(),
+            timers: Vec::new(),
+            topics_to_create: Vec::new(),
+        }
     }
 }
 
@@ -139,7 +144,9 @@ impl Coordinator {
         }
         if !changed.is_empty() {
             for g in self.groups.values_mut() {
-                let Some(topology) = &g.topology else { continue };
+                let Some(topology) = &g.topology else {
+                    continue;
+                };
                 let required = topology.required_topics();
                 if changed.iter().any(|t| required.contains(*t)) {
                     g.metadata_refresh_deadline = (Millis(0), 0);
@@ -229,7 +236,11 @@ impl Coordinator {
     /// Stable hex hash of the persistent state: equal for a live coordinator and one rebuilt by
     /// replaying its records.
     pub fn state_hash(&self) -> String {
-        let groups: Vec<_> = self.groups.values().map(StreamsGroup::persistent_view).collect();
+        let groups: Vec<_> = self
+            .groups
+            .values()
+            .map(StreamsGroup::persistent_view)
+            .collect();
         let offsets: Vec<_> = self.offsets.iter().collect();
         let json = serde_json::to_vec(&(groups, offsets)).unwrap_or_default();
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))

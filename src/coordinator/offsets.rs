@@ -90,7 +90,12 @@ impl Coordinator {
         }
         drop(verdict);
         self.apply(&records);
-        Outcome { response, records, timers: Vec::new(), topics_to_create: Vec::new() }
+        Outcome {
+            response,
+            records,
+            timers: Vec::new(),
+            topics_to_create: Vec::new(),
+        }
     }
 
     /// Group-level checks; the returned closure does the per-partition ones.
@@ -101,23 +106,43 @@ impl Coordinator {
     ) -> Result<Box<dyn Fn(&str, i32) -> ErrorCode + 'a>, ApiError> {
         let ok: Box<dyn Fn(&str, i32) -> ErrorCode> = Box::new(|_, _| ErrorCode::NONE);
         if req.group_id.is_empty() {
-            return Err(ApiError::new(ErrorCode::INVALID_GROUP_ID, "The group id cannot be empty."));
+            return Err(ApiError::new(
+                ErrorCode::INVALID_GROUP_ID,
+                "The group id cannot be empty.",
+            ));
         }
         let Some(g) = self.groups.get(&req.group_id) else {
             if req.member_epoch < 0 {
                 return Ok(ok);
             }
-            let code = if req.api_version >= 9 { ErrorCode::GROUP_ID_NOT_FOUND } else { ErrorCode::ILLEGAL_GENERATION };
-            return Err(ApiError::new(code, format!("Group {} not found.", req.group_id)));
+            let code = if req.api_version >= 9 {
+                ErrorCode::GROUP_ID_NOT_FOUND
+            } else {
+                ErrorCode::ILLEGAL_GENERATION
+            };
+            return Err(ApiError::new(
+                code,
+                format!("Group {} not found.", req.group_id),
+            ));
         };
         if req.member_epoch < 0 && g.members.is_empty() {
             return Ok(ok);
         }
-        if req.transactional && req.member_id.is_empty() && req.member_epoch == -1 && req.group_instance_id.is_none() {
+        if req.transactional
+            && req.member_id.is_empty()
+            && req.member_epoch == -1
+            && req.group_instance_id.is_none()
+        {
             return Ok(ok);
         }
         let Some(m) = g.members.get(&req.member_id) else {
-            return Err(ApiError::new(ErrorCode::UNKNOWN_MEMBER_ID, format!("Member {} is not a member of group {}.", req.member_id, req.group_id)));
+            return Err(ApiError::new(
+                ErrorCode::UNKNOWN_MEMBER_ID,
+                format!(
+                    "Member {} is not a member of group {}.",
+                    req.member_id, req.group_id
+                ),
+            ));
         };
         if !req.transactional && req.api_version < 9 {
             return Err(ApiError::new(
@@ -129,17 +154,25 @@ impl Coordinator {
             return Ok(ok);
         }
         if req.member_epoch > m.member_epoch {
-            return Err(ApiError::new(ErrorCode::STALE_MEMBER_EPOCH, "The member epoch is stale."));
+            return Err(ApiError::new(
+                ErrorCode::STALE_MEMBER_EPOCH,
+                "The member epoch is stale.",
+            ));
         }
         // Older epoch: each partition's task must be owned (or pending revocation) as active
         // since an epoch <= the request's.
         let Some(topology) = &g.topology else {
-            return Err(ApiError::new(ErrorCode::STALE_MEMBER_EPOCH, "The member epoch is stale."));
+            return Err(ApiError::new(
+                ErrorCode::STALE_MEMBER_EPOCH,
+                "The member epoch is stale.",
+            ));
         };
         let sources = topology.source_topic_map();
         let epoch = req.member_epoch;
         Ok(Box::new(move |topic: &str, partition: i32| {
-            let Some(sub) = sources.get(topic) else { return ErrorCode::STALE_MEMBER_EPOCH };
+            let Some(sub) = sources.get(topic) else {
+                return ErrorCode::STALE_MEMBER_EPOCH;
+            };
             let e = m
                 .assigned
                 .active
@@ -159,21 +192,42 @@ impl Coordinator {
             if !admin {
                 let id = req.member_id.clone().unwrap_or_default();
                 let Some(m) = g.members.get(&id) else {
-                    return Err(ApiError::new(ErrorCode::UNKNOWN_MEMBER_ID, format!("Member {id} is not a member of group {}.", req.group_id)));
+                    return Err(ApiError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Member {id} is not a member of group {}.", req.group_id),
+                    ));
                 };
                 if m.member_epoch != req.member_epoch {
-                    return Err(ApiError::new(ErrorCode::STALE_MEMBER_EPOCH, "The member epoch is stale."));
+                    return Err(ApiError::new(
+                        ErrorCode::STALE_MEMBER_EPOCH,
+                        "The member epoch is stale.",
+                    ));
                 }
             }
         }
         let committed = self.offsets.get(&req.group_id);
         let value = |t: &str, p: i32| committed.and_then(|c| c.get(&(t.to_string(), p)));
         let row = |t: &str, p: i32| match value(t, p) {
-            Some(v) => FetchedOffset { topic: t.to_string(), partition: p, offset: v.offset, leader_epoch: v.leader_epoch, metadata: v.metadata.clone() },
-            None => FetchedOffset { topic: t.to_string(), partition: p, offset: -1, leader_epoch: -1, metadata: String::new() },
+            Some(v) => FetchedOffset {
+                topic: t.to_string(),
+                partition: p,
+                offset: v.offset,
+                leader_epoch: v.leader_epoch,
+                metadata: v.metadata.clone(),
+            },
+            None => FetchedOffset {
+                topic: t.to_string(),
+                partition: p,
+                offset: -1,
+                leader_epoch: -1,
+                metadata: String::new(),
+            },
         };
         Ok(match &req.topics {
-            Some(topics) => topics.iter().flat_map(|(t, ps)| ps.iter().map(|p| row(t, *p))).collect(),
+            Some(topics) => topics
+                .iter()
+                .flat_map(|(t, ps)| ps.iter().map(|p| row(t, *p)))
+                .collect(),
             None => committed
                 .map(|c| c.keys().map(|(t, p)| row(t, *p)).collect())
                 .unwrap_or_default(),

@@ -21,7 +21,10 @@ pub struct ReconcileInput<'a> {
 }
 
 /// The member after reconciliation (possibly unchanged), or a fencing error.
-pub fn reconcile(member: &StreamsMember, input: &ReconcileInput<'_>) -> Result<StreamsMember, ApiError> {
+pub fn reconcile(
+    member: &StreamsMember,
+    input: &ReconcileInput<'_>,
+) -> Result<StreamsMember, ApiError> {
     let t = input.target_epoch;
     match member.state {
         MemberState::Stable if member.member_epoch == t => Ok(member.clone()),
@@ -64,8 +67,15 @@ struct Blockers<'a> {
 
 impl Blockers<'_> {
     fn own_active(&self, t: &TaskId) -> bool {
-        self.member.assigned.active.contains(&t.subtopology, t.partition)
-            || self.member.pending_revocation.active.contains(&t.subtopology, t.partition)
+        self.member
+            .assigned
+            .active
+            .contains(&t.subtopology, t.partition)
+            || self
+                .member
+                .pending_revocation
+                .active
+                .contains(&t.subtopology, t.partition)
     }
     fn own_standby(&self, t: &TaskId) -> bool {
         self.member.assigned.standby.contains_task(t)
@@ -79,10 +89,16 @@ impl Blockers<'_> {
         self.index.active.get(t).is_some_and(|p| p == self.process)
     }
     fn process_standby(&self, t: &TaskId) -> bool {
-        self.index.standby.get(t).is_some_and(|ps| ps.contains(self.process))
+        self.index
+            .standby
+            .get(t)
+            .is_some_and(|ps| ps.contains(self.process))
     }
     fn process_warmup(&self, t: &TaskId) -> bool {
-        self.index.warmup.get(t).is_some_and(|ps| ps.contains(self.process))
+        self.index
+            .warmup
+            .get(t)
+            .is_some_and(|ps| ps.contains(self.process))
     }
 
     /// Trunk rule for an active task (spec §4.2).
@@ -106,11 +122,19 @@ impl Blockers<'_> {
 }
 
 /// `computeNextAssignment` (spec §4.2).
-fn next_assignment(member: &StreamsMember, epoch: i32, input: &ReconcileInput<'_>) -> StreamsMember {
+fn next_assignment(
+    member: &StreamsMember,
+    epoch: i32,
+    input: &ReconcileInput<'_>,
+) -> StreamsMember {
     let target = input.target;
     let t_epoch = input.target_epoch;
     let a = &member.assigned;
-    let blockers = Blockers { index: input.index, process: &member.process_id, member };
+    let blockers = Blockers {
+        index: input.index,
+        process: &member.process_id,
+        member,
+    };
     let mut withheld = false;
 
     // Active: kept tasks keep their assignment epoch.
@@ -200,14 +224,24 @@ fn next_assignment(member: &StreamsMember, epoch: i32, input: &ReconcileInput<'_
     }
     // A promoted standby/warm-up goes away once its active is granted.
     let still_promoting = |set: &TaskSet| -> TaskSet {
-        set.iter().filter(|t| !assign_active.contains_task(t)).collect()
+        set.iter()
+            .filter(|t| !assign_active.contains_task(t))
+            .collect()
     };
-    next.state = if withheld { MemberState::UnreleasedTasks } else { MemberState::Stable };
+    next.state = if withheld {
+        MemberState::UnreleasedTasks
+    } else {
+        MemberState::Stable
+    };
     next.member_epoch = t_epoch;
     next.assigned = TasksWithEpochs {
         active,
-        standby: kept_standby.union(&assign_standby).union(&still_promoting(&promoted_standby)),
-        warmup: kept_warmup.union(&assign_warmup).union(&still_promoting(&promoted_warmup)),
+        standby: kept_standby
+            .union(&assign_standby)
+            .union(&still_promoting(&promoted_standby)),
+        warmup: kept_warmup
+            .union(&assign_warmup)
+            .union(&still_promoting(&promoted_warmup)),
     };
     next.pending_revocation = TasksWithEpochs::default();
     next

@@ -1,8 +1,8 @@
 //! Replay of coordinator records (spec §6): the only way state changes, live or on load.
 //! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
 
-use super::group::{StreamsGroup, StreamsMember};
 use super::Coordinator;
+use super::group::{StreamsGroup, StreamsMember};
 use crate::records::Record;
 
 /// A record that cannot be applied in the current state.
@@ -17,7 +17,11 @@ pub enum ReplayError {
         "cannot remove member {member_id} of {group_id}: its current assignment (epoch {epoch}) \
          was not tombstoned first"
     )]
-    MemberStillAssigned { group_id: String, member_id: String, epoch: i32 },
+    MemberStillAssigned {
+        group_id: String,
+        member_id: String,
+        epoch: i32,
+    },
     #[error(
         "cannot remove member {member_id} of {group_id}: its target assignment was not \
          tombstoned first"
@@ -39,7 +43,9 @@ impl Coordinator {
                     self.group_mut_or_create(group_id).apply_group_metadata(v);
                 }
                 None => {
-                    let Some(g) = self.groups.get(group_id) else { return Ok(()) };
+                    let Some(g) = self.groups.get(group_id) else {
+                        return Ok(());
+                    };
                     if !g.members.is_empty() {
                         return Err(ReplayError::GroupHasMembers {
                             group_id: group_id.clone(),
@@ -55,17 +61,28 @@ impl Coordinator {
                     self.groups.remove(group_id);
                 }
             },
-            Record::MemberMetadata { group_id, member_id, value } => match value {
+            Record::MemberMetadata {
+                group_id,
+                member_id,
+                value,
+            } => match value {
                 Some(v) => {
                     let g = self.group_mut_or_create(group_id);
-                    let mut m =
-                        g.members.get(member_id).cloned().unwrap_or_else(|| StreamsMember::new(member_id));
+                    let mut m = g
+                        .members
+                        .get(member_id)
+                        .cloned()
+                        .unwrap_or_else(|| StreamsMember::new(member_id));
                     m.apply_metadata(v);
                     g.put_member(m);
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else { return Ok(()) };
-                    let Some(m) = g.members.get(member_id) else { return Ok(()) };
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
+                    let Some(m) = g.members.get(member_id) else {
+                        return Ok(());
+                    };
                     if m.member_epoch != -1 {
                         return Err(ReplayError::MemberStillAssigned {
                             group_id: group_id.clone(),
@@ -89,7 +106,9 @@ impl Coordinator {
                     g.assignment_timestamp = v.assignment_timestamp;
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else { return Ok(()) };
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
                     if !g.target_assignment.is_empty() {
                         return Err(ReplayError::TargetAssignmentRemains {
                             group_id: group_id.clone(),
@@ -100,9 +119,15 @@ impl Coordinator {
                     g.assignment_timestamp = 0;
                 }
             },
-            Record::TargetAssignmentMember { group_id, member_id, value } => match value {
+            Record::TargetAssignmentMember {
+                group_id,
+                member_id,
+                value,
+            } => match value {
                 Some(v) => {
-                    self.group_mut_or_create(group_id).target_assignment.insert(member_id.clone(), v.clone());
+                    self.group_mut_or_create(group_id)
+                        .target_assignment
+                        .insert(member_id.clone(), v.clone());
                 }
                 None => {
                     if let Some(g) = self.groups.get_mut(group_id) {
@@ -110,17 +135,28 @@ impl Coordinator {
                     }
                 }
             },
-            Record::CurrentMemberAssignment { group_id, member_id, value } => match value {
+            Record::CurrentMemberAssignment {
+                group_id,
+                member_id,
+                value,
+            } => match value {
                 Some(v) => {
                     let g = self.group_mut_or_create(group_id);
-                    let mut m =
-                        g.members.get(member_id).cloned().unwrap_or_else(|| StreamsMember::new(member_id));
+                    let mut m = g
+                        .members
+                        .get(member_id)
+                        .cloned()
+                        .unwrap_or_else(|| StreamsMember::new(member_id));
                     m.apply_assignment(v);
                     g.put_member(m);
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else { return Ok(()) };
-                    let Some(m) = g.members.get(member_id) else { return Ok(()) };
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
+                    let Some(m) = g.members.get(member_id) else {
+                        return Ok(());
+                    };
                     let mut m = m.clone();
                     m.member_epoch = -1;
                     m.previous_member_epoch = -1;
@@ -142,11 +178,19 @@ impl Coordinator {
                     }
                 }
             },
-            Record::OffsetCommit { group_id, topic, partition, value } => {
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                value,
+            } => {
                 let key = (topic.clone(), *partition);
                 match value {
                     Some(v) => {
-                        self.offsets.entry(group_id.clone()).or_default().insert(key, v.clone());
+                        self.offsets
+                            .entry(group_id.clone())
+                            .or_default()
+                            .insert(key, v.clone());
                     }
                     None => {
                         if let Some(o) = self.offsets.get_mut(group_id) {
@@ -163,6 +207,8 @@ impl Coordinator {
     }
 
     fn group_mut_or_create(&mut self, group_id: &str) -> &mut StreamsGroup {
-        self.groups.entry(group_id.to_string()).or_insert_with(|| StreamsGroup::new(group_id))
+        self.groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| StreamsGroup::new(group_id))
     }
 }

@@ -4,13 +4,16 @@
 use std::collections::BTreeMap;
 
 use super::group::{StreamsGroup, StreamsMember};
-use crate::assignor::{self, AssignmentConfigs, GroupSpec, MemberSpec, SubtopologySpec, TopologySpec};
+use crate::assignor::{
+    self, AssignmentConfigs, GroupSpec, MemberSpec, SubtopologySpec, TopologySpec,
+};
 use crate::error::ApiError;
 use crate::records::{Record, TargetAssignmentMetadataValue};
 use crate::topology::ConfiguredTopology;
 use crate::types::{Millis, TasksTuple};
 
-pub const DELAYED_INITIAL: &str = "Assignment delayed due to the configured initial rebalance delay.";
+pub const DELAYED_INITIAL: &str =
+    "Assignment delayed due to the configured initial rebalance delay.";
 pub const DELAYED_INTERVAL: &str = "Assignment delayed due to the configured assignment interval.";
 
 /// Inputs of one target-assignment decision.
@@ -54,7 +57,10 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
     let view_target = |id: &str| -> TasksTuple {
         g.target_assignment
             .get(id)
-            .or_else(|| req.replaced_member_id.and_then(|old| g.target_assignment.get(old)))
+            .or_else(|| {
+                req.replaced_member_id
+                    .and_then(|old| g.target_assignment.get(old))
+            })
             .cloned()
             .unwrap_or_default()
     };
@@ -71,7 +77,9 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
     // 5. Assignment interval.
     if g.assignment_timestamp != 0
         && req.assignment_interval_ms != 0
-        && req.now.0 < g.assignment_timestamp.saturating_add(req.assignment_interval_ms as i64)
+        && req.now.0
+            < g.assignment_timestamp
+                .saturating_add(req.assignment_interval_ms as i64)
     {
         return Ok(TargetResult {
             assignment_epoch: g.assignment_epoch,
@@ -114,9 +122,15 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
             assignment_timestamp: req.now.0,
         }),
     });
-    let member_target =
-        member_id.and_then(|id| new_targets.get(id).cloned()).unwrap_or_default();
-    Ok(TargetResult { assignment_epoch: req.group_epoch, member_target, records, delayed: None })
+    let member_target = member_id
+        .and_then(|id| new_targets.get(id).cloned())
+        .unwrap_or_default();
+    Ok(TargetResult {
+        assignment_epoch: req.group_epoch,
+        member_target,
+        records,
+        delayed: None,
+    })
 }
 
 /// Run the assignor (spec §5.1); an unready topology gives everyone an empty target.
@@ -125,9 +139,15 @@ fn compute(
     members: &BTreeMap<&str, &StreamsMember>,
     req: &TargetRequest<'_>,
 ) -> Result<BTreeMap<String, TasksTuple>, ApiError> {
-    let ready = req.configured.filter(|c| c.is_ready()).and_then(|c| c.subtopologies.as_ref());
+    let ready = req
+        .configured
+        .filter(|c| c.is_ready())
+        .and_then(|c| c.subtopologies.as_ref());
     let Some(subtopologies) = ready else {
-        return Ok(members.keys().map(|id| (id.to_string(), TasksTuple::default())).collect());
+        return Ok(members
+            .keys()
+            .map(|id| (id.to_string(), TasksTuple::default()))
+            .collect());
     };
     let topology = TopologySpec {
         subtopologies: subtopologies
@@ -135,7 +155,10 @@ fn compute(
             .map(|(id, s)| {
                 (
                     id.clone(),
-                    SubtopologySpec { number_of_tasks: s.number_of_tasks, stateful: s.is_stateful() },
+                    SubtopologySpec {
+                        number_of_tasks: s.number_of_tasks,
+                        stateful: s.is_stateful(),
+                    },
                 )
             })
             .collect(),
@@ -156,7 +179,9 @@ fn compute(
                         standby_tasks: m.assigned.standby.clone(),
                         warmup_tasks: m.assigned.warmup.clone(),
                         task_offsets: offsets.map(|o| o.offsets.clone()).unwrap_or_default(),
-                        task_end_offsets: offsets.map(|o| o.end_offsets.clone()).unwrap_or_default(),
+                        task_end_offsets: offsets
+                            .map(|o| o.end_offsets.clone())
+                            .unwrap_or_default(),
                     },
                 )
             })
@@ -166,12 +191,21 @@ fn compute(
     let assignor = assignor::builtin(req.assignor_name)
         .or_else(|| assignor::builtin(assignor::BUILTIN_ASSIGNORS[0]))
         .ok_or_else(ApiError::unknown_server_error)?;
-    let out = assignor.assign(&spec, &topology).map_err(|_| ApiError::unknown_server_error())?;
+    let out = assignor
+        .assign(&spec, &topology)
+        .map_err(|_| ApiError::unknown_server_error())?;
     Ok(members
         .keys()
         .map(|id| {
             let a = out.members.get(*id).cloned().unwrap_or_default();
-            (id.to_string(), TasksTuple { active: a.active, standby: a.standby, warmup: a.warmup })
+            (
+                id.to_string(),
+                TasksTuple {
+                    active: a.active,
+                    standby: a.standby,
+                    warmup: a.warmup,
+                },
+            )
         })
         .collect())
 }
