@@ -10,6 +10,7 @@
 
 pub mod assignor;
 pub mod config;
+pub mod config_keys;
 pub mod coordinator;
 pub mod error;
 pub mod protocol;
