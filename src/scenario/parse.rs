@@ -14,7 +14,10 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(line: usize, message: impl Into<String>) -> Self {
-        ScenarioError { line, message: message.into() }
+        ScenarioError {
+            line,
+            message: message.into(),
+        }
     }
 }
 
@@ -68,7 +71,10 @@ pub struct Args {
 
 impl Args {
     pub fn parse(words: &[String], line: usize) -> Result<Args, ScenarioError> {
-        let mut a = Args { line, ..Default::default() };
+        let mut a = Args {
+            line,
+            ..Default::default()
+        };
         for w in words {
             match w.split_once('=') {
                 Some((k, v)) => {
@@ -92,7 +98,8 @@ impl Args {
     }
 
     pub fn req(&self, key: &str) -> Result<&str, ScenarioError> {
-        self.get(key).ok_or_else(|| ScenarioError::new(self.line, format!("missing `{key}=`")))
+        self.get(key)
+            .ok_or_else(|| ScenarioError::new(self.line, format!("missing `{key}=`")))
     }
 
     pub fn int<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, ScenarioError> {
@@ -109,12 +116,18 @@ impl Args {
         let used = self.used.borrow();
         for k in self.pairs.keys() {
             if !used.iter().any(|u| u == k) {
-                return Err(ScenarioError::new(self.line, format!("unknown field `{k}`")));
+                return Err(ScenarioError::new(
+                    self.line,
+                    format!("unknown field `{k}`"),
+                ));
             }
         }
         for p in &self.positional {
             if !allowed_flags.contains(&p.as_str()) {
-                return Err(ScenarioError::new(self.line, format!("unexpected word `{p}`")));
+                return Err(ScenarioError::new(
+                    self.line,
+                    format!("unexpected word `{p}`"),
+                ));
             }
         }
         Ok(())
@@ -130,13 +143,13 @@ pub fn parse_tasks(v: &str, line: usize) -> Result<Option<TaskSet>, ScenarioErro
     }
     let mut out = TaskSet::new();
     for group in v.split(';').filter(|g| !g.is_empty()) {
-        let (sub, parts) = group
-            .rsplit_once(':')
-            .ok_or_else(|| ScenarioError::new(line, format!("task list `{v}`: expected sub:p,p")))?;
+        let (sub, parts) = group.rsplit_once(':').ok_or_else(|| {
+            ScenarioError::new(line, format!("task list `{v}`: expected sub:p,p"))
+        })?;
         for p in parts.split(',').filter(|p| !p.is_empty()) {
-            let p: i32 = p
-                .parse()
-                .map_err(|_| ScenarioError::new(line, format!("task list `{v}`: bad partition `{p}`")))?;
+            let p: i32 = p.parse().map_err(|_| {
+                ScenarioError::new(line, format!("task list `{v}`: bad partition `{p}`"))
+            })?;
             out.insert(sub, p);
         }
     }
@@ -150,7 +163,13 @@ pub fn format_tasks(t: &TaskSet) -> String {
     }
     t.subtopologies()
         .map(|(s, ps)| {
-            format!("{s}:{}", ps.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","))
+            format!(
+                "{s}:{}",
+                ps.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         })
         .collect::<Vec<_>>()
         .join(";")
@@ -158,5 +177,8 @@ pub fn format_tasks(t: &TaskSet) -> String {
 
 /// `a,b,c` (empty string = empty list).
 pub fn list(v: &str) -> Vec<String> {
-    v.split(',').filter(|s| !s.is_empty()).map(String::from).collect()
+    v.split(',')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
