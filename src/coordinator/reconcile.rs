@@ -246,3 +246,195 @@ fn next_assignment(
     next.pending_revocation = TasksWithEpochs::default();
     next
 }
+
+#[cfg(test)]
+mod tests {
+    //! The worked example of spec §4.3 (`testStreamsReconciliationProcess`), step by step, with
+    //! the group's process index maintained as the coordinator maintains it.
+
+    use super::*;
+    use crate::coordinator::group::StreamsGroup;
+
+    fn tasks(spec: &[(&str, &[i32])]) -> TaskSet {
+        let mut t = TaskSet::new();
+        for (s, ps) in spec {
+            for p in *ps {
+                t.insert(s, *p);
+            }
+        }
+        t
+    }
+
+    fn member(id: &str, epoch: i32, active: TaskSet) -> StreamsMember {
+        let mut m = StreamsMember::new(id);
+        m.process_id = format!("process-{id}");
+        m.member_epoch = epoch;
+        m.previous_member_epoch = epoch - 1;
+        m.assigned.active = ActiveTasks::with_epoch(&active, epoch);
+        m
+    }
+
+    fn step(
+        g: &mut StreamsGroup,
+        id: &str,
+        target: &TasksTuple,
+        owned: Option<&TasksTuple>,
+    ) -> StreamsMember {
+        let m = g.members[id].clone();
+        let next = reconcile(
+            &m,
+            &ReconcileInput {
+                target_epoch: 11,
+                target,
+                index: &g.index,
+                owned,
+            },
+        )
+        .unwrap();
+        g.put_member(next.clone());
+        next
+    }
+
+    fn active_only(t: TaskSet) -> TasksTuple {
+        TasksTuple {
+            active: t,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn worked_example_of_spec_4_3() {
+        let mut g = StreamsGroup::new("g");
+        g.put_member(member(
+            "m1",
+            10,
+            tasks(&[("sub1", &[0, 1, 2]), ("sub2", &[0, 1])]),
+        ));
+        g.put_member(member(
+            "m2",
+            10,
+            tasks(&[("sub1", &[3, 4, 5]), ("sub2", &[2])]),
+        ));
+        let mut m3 = StreamsMember::new("m3");
+        m3.process_id = "process-m3".into();
+        g.put_member(m3);
+        let t1 = active_only(tasks(&[("sub1", &[0, 1]), ("sub2", &[0])]));
+        let t2 = active_only(tasks(&[("sub1", &[2, 3]), ("sub2", &[2])]));
+        let t3 = active_only(tasks(&[("sub1", &[4, 5]), ("sub2", &[1])]));
+
+        // 1. m3 joins: epoch 11, UNRELEASED_TASKS, nothing yet.
+        let s = step(&mut g, "m3", &t3, Some(&TasksTuple::default()));
+        assert_eq!(
+            (s.state, s.member_epoch),
+            (MemberState::UnreleasedTasks, 11)
+        );
+        assert!(s.assigned.active.is_empty());
+
+        // 2. m1 (owned unknown): stays at 10, must revoke sub1:2 and sub2:1.
+        let s = step(&mut g, "m1", &t1, None);
+        assert_eq!(
+            (s.state, s.member_epoch, s.previous_member_epoch),
+            (MemberState::UnrevokedTasks, 10, 10)
+        );
+        assert_eq!(s.assigned.active.task_set(), t1.active);
+        assert_eq!(
+            s.pending_revocation.active.task_set(),
+            tasks(&[("sub1", &[2]), ("sub2", &[1])])
+        );
+
+        // 3. m2 likewise.
+        let s = step(&mut g, "m2", &t2, None);
+        assert_eq!((s.state, s.member_epoch), (MemberState::UnrevokedTasks, 10));
+        assert_eq!(
+            s.assigned.active.task_set(),
+            tasks(&[("sub1", &[3]), ("sub2", &[2])])
+        );
+        assert_eq!(
+            s.pending_revocation.active.task_set(),
+            tasks(&[("sub1", &[4, 5])])
+        );
+
+        // 4. m3 again: still nothing (everything still owned); previous epoch 0 -> 11.
+        let s = step(&mut g, "m3", &t3, None);
+        assert!(s.assigned.active.is_empty());
+        assert_eq!(s.previous_member_epoch, 11);
+
+        // 5. m1 acks: epoch 11 STABLE; kept tasks keep epoch 10.
+        let s = step(&mut g, "m1", &t1, Some(&t1));
+        assert_eq!((s.state, s.member_epoch), (MemberState::Stable, 11));
+        assert_eq!(s.assigned.active.epoch_of("sub1", 0), Some(10));
+
+        // 6. m2 without ack: unchanged.
+        let before = g.members["m2"].clone();
+        let s = step(&mut g, "m2", &t2, None);
+        assert_eq!(s, before);
+
+        // 7. m3 gets sub2:1 (released by m1) at epoch 11, still UNRELEASED.
+        let s = step(&mut g, "m3", &t3, Some(&TasksTuple::default()));
+        assert_eq!(s.state, MemberState::UnreleasedTasks);
+        assert_eq!(s.assigned.active.task_set(), tasks(&[("sub2", &[1])]));
+        assert_eq!(s.assigned.active.epoch_of("sub2", 1), Some(11));
+
+        // 8. m2 acks: gets sub1:2 at epoch 11, keeps sub1:3 and sub2:2 at epoch 10.
+        let owned2 = active_only(tasks(&[("sub1", &[3]), ("sub2", &[2])]));
+        let s = step(&mut g, "m2", &t2, Some(&owned2));
+        assert_eq!((s.state, s.member_epoch), (MemberState::Stable, 11));
+        assert_eq!(s.assigned.active.epoch_of("sub1", 2), Some(11));
+        assert_eq!(s.assigned.active.epoch_of("sub1", 3), Some(10));
+
+        // 9. m3 reports sub2:1: gets sub1:4,5, STABLE.
+        let owned3 = active_only(tasks(&[("sub2", &[1])]));
+        let s = step(&mut g, "m3", &t3, Some(&owned3));
+        assert_eq!((s.state, s.member_epoch), (MemberState::Stable, 11));
+        assert_eq!(s.assigned.active.task_set(), t3.active);
+    }
+
+    #[test]
+    fn unknown_state_is_fenced_unless_it_owns_nothing() {
+        let mut m = StreamsMember::new("m");
+        m.state = MemberState::Unknown;
+        let target = TasksTuple::default();
+        let index = ProcessIndex::default();
+        let input = ReconcileInput {
+            target_epoch: 3,
+            target: &target,
+            index: &index,
+            owned: None,
+        };
+        assert_eq!(
+            reconcile(&m, &input).unwrap_err().code,
+            ErrorCode::FENCED_MEMBER_EPOCH
+        );
+        let empty = TasksTuple::default();
+        let input = ReconcileInput {
+            owned: Some(&empty),
+            ..input
+        };
+        assert_eq!(reconcile(&m, &input).unwrap().state, MemberState::Stable);
+    }
+
+    #[test]
+    fn standby_promoted_in_place_once_its_active_is_free() {
+        // KAFKA-20665: a member's own standby wanted as active is not revoked.
+        let mut g = StreamsGroup::new("g");
+        let mut m = StreamsMember::new("m");
+        m.process_id = "p".into();
+        m.member_epoch = 5;
+        m.assigned.standby = tasks(&[("s", &[0])]);
+        g.put_member(m);
+        let target = active_only(tasks(&[("s", &[0])]));
+        let s = step(
+            &mut g,
+            "m",
+            &target,
+            Some(&TasksTuple {
+                standby: tasks(&[("s", &[0])]),
+                ..Default::default()
+            }),
+        );
+        assert_eq!(s.state, MemberState::Stable);
+        assert_eq!(s.assigned.active.task_set(), tasks(&[("s", &[0])]));
+        assert!(s.assigned.standby.is_empty());
+        assert!(s.pending_revocation.is_empty());
+    }
+}
