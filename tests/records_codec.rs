@@ -15,6 +15,46 @@ use groupcoord::types::{ActiveTasks, TaskSet, TasksTuple, TasksWithEpochs};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
+// The largest allocation each thread asks for, to show that hostile lengths allocate nothing big
+// ---------------------------------------------------------------------------------------------
+
+struct TrackingAllocator;
+
+thread_local! {
+    static LARGEST_ALLOCATION: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only records the requested size.
+unsafe impl std::alloc::GlobalAlloc for TrackingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = LARGEST_ALLOCATION.try_with(|m| m.set(m.get().max(layout.size())));
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let _ = LARGEST_ALLOCATION.try_with(|m| m.set(m.get().max(new_size)));
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator;
+
+/// The largest single allocation `f` makes on this thread.
+fn largest_allocation_of(f: impl FnOnce()) -> usize {
+    LARGEST_ALLOCATION.with(|m| m.set(0));
+    f();
+    LARGEST_ALLOCATION.with(|m| m.get())
+}
+
+// ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
@@ -620,6 +660,55 @@ fn invalid_utf8_and_nulls_are_errors() {
         ),
         "{e}"
     );
+}
+
+#[test]
+fn hostile_counts_fail_without_allocating_for_them() {
+    // 2^32 - 2 elements (compact varint 0xffffffff) in the first array of each value, and as
+    // a tagged-field count.
+    const HUGE: [u8; 5] = [0xff, 0xff, 0xff, 0xff, 0x0f];
+    let head_17 = [0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+    let configs_17 = [&head_17[..], &[1, 1, 5], &HUGE].concat();
+    let tags_17 = [&head_17[..], &HUGE].concat();
+    let clients_19 = [
+        &[0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff][..],
+        &HUGE,
+    ]
+    .concat();
+    let tasks_21 = [&[0, 0][..], &HUGE].concat();
+    let partitions_22 = [&[0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 2, 2, b'0'][..], &HUGE].concat();
+    let subtopologies_23 = [&[0, 0, 0, 0, 0, 1][..], &HUGE].concat();
+    let topics_23 = [&[0, 0, 0, 0, 0, 1, 2, 2, b'0', 1, 1][..], &HUGE].concat();
+    let cases: [(&[u8], &[u8], &str); 7] = [
+        (KEY_17, &configs_17, "LastAssignmentConfigs"),
+        (KEY_17, &tags_17, "tagged fields"),
+        (&[0, 19, 0, 1, b'g', 0, 1, b'm'], &clients_19, "ClientTags"),
+        (&[0, 21, 0, 1, b'g', 0, 1, b'm'], &tasks_21, "ActiveTasks"),
+        (KEY_22, &partitions_22, "ActiveTasks"),
+        (&[0, 23, 0, 1, b'g'], &subtopologies_23, "Subtopologies"),
+        (
+            &[0, 23, 0, 1, b'g'],
+            &topics_23,
+            "Subtopologies.StateChangelogTopics",
+        ),
+    ];
+    for (key, value, field) in cases {
+        let mut result = None;
+        let largest = largest_allocation_of(|| result = Some(decode_record(key, Some(value))));
+        let e = result.unwrap().unwrap_err();
+        assert!(
+            matches!(e, RecordCodecError::Truncated { field: f, offset, .. }
+                if f == field && offset == value.len()),
+            "{e}"
+        );
+        assert!(largest < 4096, "{e}: allocated {largest} bytes");
+    }
+    // A batch frame announcing a 2 GiB key.
+    let batch = [0x7f, 0xff, 0xff, 0xff, 0, 17];
+    let mut result = None;
+    let largest = largest_allocation_of(|| result = Some(decode_batch(&batch)));
+    assert!(result.unwrap().is_err());
+    assert!(largest < 4096, "allocated {largest} bytes");
 }
 
 #[test]
