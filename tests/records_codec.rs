@@ -150,12 +150,15 @@ fn golden_17() -> (Record, Vec<u8>) {
     (record, value)
 }
 
+/// Spec §6, record 17: tagged 0-3, each written only when not at its default.
 #[test]
 fn golden_group_metadata_with_tagged_fields() {
     let (record, value) = golden_17();
     assert_golden(&record, KEY_17, Some(&value));
 }
 
+/// Spec §6, record 17: Kafka's coordinator always sets `LastAssignmentConfigs`, so tag 1 is
+/// written even when empty.
 #[test]
 fn golden_group_metadata_at_defaults_still_writes_last_assignment_configs() {
     let record = Record::GroupMetadata {
@@ -172,6 +175,7 @@ fn golden_group_metadata_at_defaults_still_writes_last_assignment_configs() {
     assert_golden(&record, KEY_17, Some(&value));
 }
 
+/// Spec §6 replay of 17: `LastAssignmentConfigs` null -> empty map.
 #[test]
 fn group_metadata_without_tagged_fields_reads_defaults() {
     // Null LastAssignmentConfigs (tag 1 holding compact null) and no tags at all: both read as
@@ -191,6 +195,7 @@ fn group_metadata_without_tagged_fields_reads_defaults() {
     );
 }
 
+/// Spec §6, record 20: tagged 0 `AssignmentTimestamp`, default 0.
 #[test]
 fn golden_target_assignment_metadata() {
     let record = |assignment_timestamp| Record::TargetAssignmentMetadata {
@@ -256,6 +261,7 @@ fn golden_22() -> (Record, Vec<u8>) {
     (record, value)
 }
 
+/// Spec §6, record 22: `AssignmentEpochs` (TaskIds tag 0) on both active lists only.
 #[test]
 fn golden_current_member_assignment_with_assignment_epochs() {
     let (record, value) = golden_22();
@@ -280,6 +286,8 @@ fn active_of(record: &Record) -> ActiveTasks {
     }
 }
 
+/// Spec §6 replay of 22: epochs null or not parallel to `Partitions` -> the record's
+/// `MemberEpoch`.
 #[test]
 fn current_assignment_without_usable_epochs_uses_member_epoch() {
     let expected = active(&[("0", &[(1, 9), (3, 9)])]);
@@ -306,6 +314,7 @@ fn current_assignment_without_usable_epochs_uses_member_epoch() {
     assert_eq!(active_of(&record), active(&[("0", &[(1, 4), (3, 2)])]));
 }
 
+/// Spec §2.2 and §6 replay of 22: an unrecognised `State` byte is `UNKNOWN`.
 #[test]
 fn unknown_member_state_byte_reads_as_unknown() {
     let (_, value) = golden_22();
@@ -333,6 +342,7 @@ fn unknown_member_state_byte_reads_as_unknown() {
     }
 }
 
+/// Spec §6, record 19: `UserEndpoint` nullable struct, `ClientTags` sorted by key.
 #[test]
 fn golden_member_metadata() {
     let record = Record::MemberMetadata {
