@@ -30,8 +30,8 @@ pub struct RequestHeader {
 const REQUEST_HEADER: &str = "RequestHeader";
 
 impl RequestHeader {
-    /// Decodes a request header v2 at the start of `frame` and returns it with its length in
-    /// bytes; the body starts at that offset.
+    /// Decodes a request header v2 at the start of `frame` (the bytes after the 4-byte size
+    /// prefix) and returns it with its length in bytes; the body starts at that offset.
     pub fn decode(frame: &[u8]) -> Result<(Self, usize), CodecError> {
         let mut r = Reader::new(frame, REQUEST_HEADER);
         let header = Self {
@@ -73,8 +73,9 @@ pub fn decode_response_header_v1(frame: &[u8]) -> Result<(i32, usize), CodecErro
     Ok((correlation_id, frame.len() - r.remaining()))
 }
 
-/// `(api_key, api_version)` of a request frame, read without decoding anything else; `None` if
-/// the frame is shorter than 4 bytes. Works for every request header version.
+/// `(api_key, api_version)` of a request frame (the bytes after the 4-byte size prefix), read
+/// without decoding anything else; `None` if the frame is shorter than 4 bytes. Works for every
+/// request header version.
 pub fn peek_api_key_version(frame: &[u8]) -> Option<(i16, i16)> {
     match frame {
         [k0, k1, v0, v1, ..] => Some((
