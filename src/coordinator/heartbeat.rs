@@ -96,15 +96,14 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
     fn bad(m: impl Into<String>) -> ApiError {
         ApiError::invalid_request(m)
     }
-    if let Some(t) = &req.topology {
-        if t.subtopologies
+    if let Some(t) = &req.topology
+        && t.subtopologies
             .iter()
             .any(|s| !s.source_topic_regex.is_empty())
-        {
-            return Err(bad(
-                "Regular expressions for source topics are not supported yet.",
-            ));
-        }
+    {
+        return Err(bad(
+            "Regular expressions for source topics are not supported yet.",
+        ));
     }
     if blank(&req.member_id) {
         return Err(bad("MemberId can't be empty."));
@@ -285,11 +284,13 @@ fn validate_owned_tasks(
     Ok(())
 }
 
+type OffsetMap = BTreeMap<TaskId, i64>;
+
 /// Soft-state changes of a successful heartbeat, applied after its records.
 struct SoftUpdates {
     configured: Option<ConfiguredTopology>,
     refresh_deadline: Option<(Millis, i32)>,
-    task_offsets: Option<(Option<BTreeMap<TaskId, i64>>, Option<BTreeMap<TaskId, i64>>)>,
+    task_offsets: Option<(Option<OffsetMap>, Option<OffsetMap>)>,
     endpoint_changed: bool,
 }
 

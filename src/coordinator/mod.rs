@@ -74,7 +74,8 @@ use crate::topology::MetadataImage;
 pub use describe::ListedGroup;
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{
-    FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
+    FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitResult, OffsetCommitTopic,
+    OffsetFetchInput,
 };
 pub use replay::ReplayError;
 

@@ -54,13 +54,16 @@ pub struct FetchedOffset {
     pub metadata: String,
 }
 
+/// Per topic, per partition: the error code of the commit.
+pub type OffsetCommitResult = Vec<(String, Vec<(i32, ErrorCode)>)>;
+
 impl Coordinator {
     /// OffsetCommit with the streams validation (spec §8). Per-partition error codes.
     pub fn offset_commit(
         &mut self,
         now: Millis,
         req: &OffsetCommitInput,
-    ) -> Outcome<Vec<(String, Vec<(i32, ErrorCode)>)>> {
+    ) -> Outcome<OffsetCommitResult> {
         let verdict = self.validate_commit(req);
         let mut records = Vec::new();
         let mut response = Vec::new();
