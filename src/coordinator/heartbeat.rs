@@ -303,6 +303,8 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        let other_type =
+            self.groups.contains(&req.group_id) && self.groups.streams(&req.group_id).is_none();
         let result = if !self.config.streams_enabled {
             Err(ApiError::new(
                 ErrorCode::UNSUPPORTED_VERSION,
@@ -312,6 +314,13 @@ impl Coordinator {
             validate_topology_topics(req)
                 .and_then(|_| validate_request(req))
                 .and_then(|_| {
+                    if other_type {
+                        // Spec §8: a heartbeat for a group of another type.
+                        return Err(ApiError::new(
+                            ErrorCode::GROUP_ID_NOT_FOUND,
+                            format!("Group {} is not a streams group.", req.group_id),
+                        ));
+                    }
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
                         self.leave(now, req)
                     } else {
@@ -329,7 +338,7 @@ impl Coordinator {
         req: &StreamsGroupHeartbeatRequest,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
-        let Some(group) = self.groups.get_mut(gid) else {
+        let Some(group) = self.groups.streams_mut(gid) else {
             return Err(ApiError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
                 format!("Streams group {gid} not found."),
@@ -397,7 +406,7 @@ impl Coordinator {
     /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
     pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(group) = self.groups.get(group_id) else {
+        let Some(group) = self.groups.streams(group_id) else {
             return out;
         };
         if !group.members.contains_key(member_id) {
@@ -467,9 +476,9 @@ impl Coordinator {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
         let cfg = self.config.for_group(&gid);
-        let group_existed = self.groups.contains_key(&gid);
+        let group_existed = self.groups.contains(&gid);
         let new_group;
-        let group: &StreamsGroup = match self.groups.get(&gid) {
+        let group: &StreamsGroup = match self.groups.streams(&gid) {
             Some(g) => g,
             None if joining => {
                 new_group = StreamsGroup::new(&gid);
@@ -866,7 +875,7 @@ impl Coordinator {
         );
         let group = self
             .groups
-            .get_mut(&gid)
+            .streams_mut(&gid)
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);

@@ -114,7 +114,7 @@ impl Coordinator {
                 "The group id cannot be empty.",
             ));
         }
-        let Some(g) = self.groups.get(&req.group_id) else {
+        let Some(g) = self.groups.streams(&req.group_id) else {
             if req.member_epoch < 0 {
                 return Ok(ok);
             }
@@ -190,7 +190,7 @@ impl Coordinator {
 
     /// OffsetFetch with the streams validation (spec §8).
     pub fn offset_fetch(&self, req: &OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError> {
-        if let Some(g) = self.groups.get(&req.group_id) {
+        if let Some(g) = self.groups.streams(&req.group_id) {
             let admin = req.member_id.is_none() && req.member_epoch < 0;
             if !admin {
                 let id = req.member_id.clone().unwrap_or_default();
