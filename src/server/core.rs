@@ -1,0 +1,2 @@
+//! The coordinator API the server codes against.
+pub use super::pending::*;
