@@ -23,7 +23,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::records::{self, Record};
+use crate::records::Record;
 
 use super::codec88::{decode_records, encode_records};
 
@@ -217,6 +217,52 @@ fn fsync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The identity of a record (type + key fields): what compaction keeps the latest value of.
+pub fn record_key(r: &Record) -> Vec<u8> {
+    let k = match r {
+        Record::GroupMetadata { group_id, .. }
+        | Record::TargetAssignmentMetadata { group_id, .. }
+        | Record::Topology { group_id, .. } => vec![group_id.as_str()],
+        Record::MemberMetadata {
+            group_id,
+            member_id,
+            ..
+        }
+        | Record::TargetAssignmentMember {
+            group_id,
+            member_id,
+            ..
+        }
+        | Record::CurrentMemberAssignment {
+            group_id,
+            member_id,
+            ..
+        } => {
+            vec![group_id.as_str(), member_id.as_str()]
+        }
+        Record::OffsetCommit {
+            group_id,
+            topic,
+            partition,
+            ..
+        } => {
+            let mut v = r.record_type().to_be_bytes().to_vec();
+            for part in [group_id.as_str(), topic.as_str()] {
+                v.extend_from_slice(&(part.len() as u32).to_be_bytes());
+                v.extend_from_slice(part.as_bytes());
+            }
+            v.extend_from_slice(&partition.to_be_bytes());
+            return v;
+        }
+    };
+    let mut v = r.record_type().to_be_bytes().to_vec();
+    for part in k {
+        v.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        v.extend_from_slice(part.as_bytes());
+    }
+    v
+}
+
 /// Compaction state: the latest value of every record key, in write order.
 #[derive(Default)]
 struct Compactor {
@@ -226,7 +272,7 @@ struct Compactor {
 
 impl Compactor {
     fn add(&mut self, r: &Record) {
-        let (key, _) = records::encode_record(r);
+        let key = record_key(r);
         if r.is_tombstone() {
             self.latest.remove(&key);
         } else {
