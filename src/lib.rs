@@ -15,6 +15,7 @@ pub mod coordinator;
 pub mod error;
 pub mod protocol;
 pub mod records;
+pub mod scenario;
 pub mod sim;
 pub mod topology;
 pub mod types;
