@@ -10,12 +10,12 @@ use crate::records::Record;
 
 /// Records -> batch body.
 pub fn encode_records(records: &[Record]) -> Vec<u8> {
-    serde_json::to_vec(records).expect("records serialize")
+    crate::records::codec::encode_batch(records)
 }
 
 /// Batch body -> records.
 pub fn decode_records(body: &[u8]) -> Result<Vec<Record>, String> {
-    serde_json::from_slice(body).map_err(|e| e.to_string())
+    crate::records::codec::decode_batch(body).map_err(|e| e.to_string())
 }
 
 pub fn decode_heartbeat_request(

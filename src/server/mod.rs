@@ -16,7 +16,6 @@ pub mod handlers;
 pub mod http;
 pub mod log;
 pub mod metrics;
-mod pending;
 pub mod wire;
 
 use std::net::SocketAddr;
