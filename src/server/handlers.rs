@@ -207,54 +207,8 @@ impl State {
         r: &StreamsGroupHeartbeatRequest,
         entries: &mut Vec<LogEntry>,
     ) -> StreamsGroupHeartbeatResponse {
-        let err = |code: ErrorCode, msg: Option<String>| StreamsGroupHeartbeatResponse {
-            error_code: code.0,
-            error_message: msg,
-            member_id: r.member_id.clone(),
-            ..Default::default()
-        };
-        if !self.coord.config().streams_enabled {
-            return err(ErrorCode::UNSUPPORTED_VERSION, None);
-        }
-        // Broker layer (spec §3.1 step 3).
-        if let Some(t) = &r.topology {
-            let mut names = BTreeSet::new();
-            for st in &t.subtopologies {
-                names.extend(st.source_topics.iter().cloned());
-                names.extend(st.repartition_sink_topics.iter().cloned());
-                names.extend(st.repartition_source_topics.iter().map(|x| x.name.clone()));
-                names.extend(st.state_changelog_topics.iter().map(|x| x.name.clone()));
-            }
-            let internal: Vec<&String> = names
-                .iter()
-                .filter(|n| INTERNAL_TOPICS.contains(&n.as_str()))
-                .collect();
-            if !internal.is_empty() {
-                let list = internal
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                return err(
-                    ErrorCode::STREAMS_INVALID_TOPOLOGY,
-                    Some(format!(
-                        "Use of Kafka internal topics {list} in a Kafka Streams topology is prohibited."
-                    )),
-                );
-            }
-            let invalid: Vec<&String> = names.iter().filter(|n| !valid_topic_name(n)).collect();
-            if !invalid.is_empty() {
-                let list = invalid
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                return err(
-                    ErrorCode::STREAMS_INVALID_TOPOLOGY,
-                    Some(format!("Topic names {list} are not valid topic names.")),
-                );
-            }
-        }
+        // Broker-layer checks (streams enabled, internal/invalid topic names, spec §3.1) are
+        // done by the coordinator itself.
         let ctx = RequestContext {
             client_id: h.client_id.clone().unwrap_or_default(),
             client_host: format!("/{peer}"),
