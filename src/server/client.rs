@@ -142,7 +142,7 @@ impl Client {
             .send_body(
                 88,
                 version,
-                &codec88::encode_heartbeat_request(req, version),
+                &codec88::encode_heartbeat_request(req, version)?,
             )
             .await?;
         let body = self.read_body(88, version, corr).await?;
@@ -155,7 +155,7 @@ impl Client {
         req: &StreamsGroupDescribeRequest,
     ) -> Result<StreamsGroupDescribeResponse> {
         let corr = self
-            .send_body(89, version, &codec88::encode_describe_request(req, version))
+            .send_body(89, version, &codec88::encode_describe_request(req, version)?)
             .await?;
         let body = self.read_body(89, version, corr).await?;
         codec88::decode_describe_response(&body, version)
@@ -173,7 +173,7 @@ impl Client {
 }
 
 /// Encoded body of a heartbeat request (for pipelined senders).
-pub fn heartbeat_body(req: &StreamsGroupHeartbeatRequest, version: i16) -> Vec<u8> {
+pub fn heartbeat_body(req: &StreamsGroupHeartbeatRequest, version: i16) -> Result<Vec<u8>> {
     codec88::encode_heartbeat_request(req, version)
 }
 

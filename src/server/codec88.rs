@@ -18,46 +18,34 @@ pub fn decode_records(body: &[u8]) -> Result<Vec<Record>, String> {
     crate::records::codec::decode_batch(body).map_err(|e| e.to_string())
 }
 
-pub fn decode_heartbeat_request(
-    _body: &[u8],
-    _version: i16,
-) -> Result<StreamsGroupHeartbeatRequest, String> {
-    Err("codec for key 88 not available yet".into())
+pub fn decode_heartbeat_request(body: &[u8], version: i16) -> Result<StreamsGroupHeartbeatRequest, String> {
+    StreamsGroupHeartbeatRequest::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_heartbeat_response(_r: &StreamsGroupHeartbeatResponse, _version: i16) -> Vec<u8> {
-    Vec::new()
+pub fn encode_heartbeat_response(r: &StreamsGroupHeartbeatResponse, version: i16) -> Result<Vec<u8>, String> {
+    r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_describe_request(
-    _body: &[u8],
-    _version: i16,
-) -> Result<StreamsGroupDescribeRequest, String> {
-    Err("codec for key 89 not available yet".into())
+pub fn decode_describe_request(body: &[u8], version: i16) -> Result<StreamsGroupDescribeRequest, String> {
+    StreamsGroupDescribeRequest::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_describe_response(_r: &StreamsGroupDescribeResponse, _version: i16) -> Vec<u8> {
-    Vec::new()
+pub fn encode_describe_response(r: &StreamsGroupDescribeResponse, version: i16) -> Result<Vec<u8>, String> {
+    r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn encode_heartbeat_request(_r: &StreamsGroupHeartbeatRequest, _version: i16) -> Vec<u8> {
-    Vec::new()
+pub fn encode_heartbeat_request(r: &StreamsGroupHeartbeatRequest, version: i16) -> Result<Vec<u8>, String> {
+    r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_heartbeat_response(
-    _body: &[u8],
-    _version: i16,
-) -> Result<StreamsGroupHeartbeatResponse, String> {
-    Err("codec for key 88 not available yet".into())
+pub fn decode_heartbeat_response(body: &[u8], version: i16) -> Result<StreamsGroupHeartbeatResponse, String> {
+    StreamsGroupHeartbeatResponse::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_describe_request(_r: &StreamsGroupDescribeRequest, _version: i16) -> Vec<u8> {
-    Vec::new()
+pub fn encode_describe_request(r: &StreamsGroupDescribeRequest, version: i16) -> Result<Vec<u8>, String> {
+    r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_describe_response(
-    _body: &[u8],
-    _version: i16,
-) -> Result<StreamsGroupDescribeResponse, String> {
-    Err("codec for key 89 not available yet".into())
+pub fn decode_describe_response(body: &[u8], version: i16) -> Result<StreamsGroupDescribeResponse, String> {
+    StreamsGroupDescribeResponse::decode(body, version).map_err(|e| e.to_string())
 }

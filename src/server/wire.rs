@@ -289,8 +289,8 @@ pub fn encode_response(h: &Header, resp: &Resp) -> Result<Bytes, String> {
     }
     match resp {
         Resp::Kafka(r) => r.encode(&mut buf, h.api_version)?,
-        Resp::Heartbeat(r) => buf.put_slice(&codec88::encode_heartbeat_response(r, h.api_version)),
-        Resp::Describe(r) => buf.put_slice(&codec88::encode_describe_response(r, h.api_version)),
+        Resp::Heartbeat(r) => buf.put_slice(&codec88::encode_heartbeat_response(r, h.api_version)?),
+        Resp::Describe(r) => buf.put_slice(&codec88::encode_describe_response(r, h.api_version)?),
     }
     let len = (buf.len() - 4) as u32;
     buf[0..4].copy_from_slice(&len.to_be_bytes());
@@ -372,8 +372,8 @@ pub fn encode_request(h: &Header, req: &Req) -> Result<Bytes, String> {
             .encode(&mut buf, h.api_version)
             .map_err(|e| format!("{e:#}"))?,
         Req::Kafka(r) => r.encode(&mut buf, h.api_version)?,
-        Req::Heartbeat(r) => buf.put_slice(&codec88::encode_heartbeat_request(r, h.api_version)),
-        Req::Describe(r) => buf.put_slice(&codec88::encode_describe_request(r, h.api_version)),
+        Req::Heartbeat(r) => buf.put_slice(&codec88::encode_heartbeat_request(r, h.api_version)?),
+        Req::Describe(r) => buf.put_slice(&codec88::encode_describe_request(r, h.api_version)?),
     }
     let len = (buf.len() - 4) as u32;
     buf[0..4].copy_from_slice(&len.to_be_bytes());
