@@ -150,7 +150,14 @@ fn main() -> ExitCode {
             };
             rt.block_on(async move {
                 let mut handle = match server::start(opts).await {
-                    Ok(h) => h,
+                    Ok(h) => {
+                        // Machine-readable start line (tests and scripts read the bound port).
+                        println!("groupcoord listening on {}", h.addr);
+                        if let Some(a) = h.http_addr {
+                            println!("groupcoord http on http://{a}/");
+                        }
+                        h
+                    }
                     Err(e) => {
                         eprintln!("groupcoord: cannot start: {e}");
                         return ExitCode::from(1);

@@ -14,17 +14,28 @@ use groupcoord::topology::MetadataImage;
 use groupcoord::types::Millis;
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    let d = std::env::temp_dir().join(format!("groupcoord-log-{tag}-{}-{nanos}", std::process::id()));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!(
+        "groupcoord-log-{tag}-{}-{nanos}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
 fn topic(n: &str, p: i32) -> LogEntry {
-    LogEntry::Topics(vec![TopicChange::Set { name: n.into(), partitions: p }])
+    LogEntry::Topics(vec![TopicChange::Set {
+        name: n.into(),
+        partitions: p,
+    }])
 }
 
-fn open_collect(dir: &Path) -> Result<(Log, Vec<LogEntry>, groupcoord::server::log::LoadReport), LoadError> {
+fn open_collect(
+    dir: &Path,
+) -> Result<(Log, Vec<LogEntry>, groupcoord::server::log::LoadReport), LoadError> {
     let mut seen = Vec::new();
     let (log, report) = Log::open(dir, u64::MAX, |e| {
         seen.push(e.clone());
@@ -49,14 +60,20 @@ fn torn_tail_is_truncated_and_reported() {
     {
         let (mut log, seen, _) = open_collect(&dir).unwrap();
         assert!(seen.is_empty());
-        log.append(&[topic("a", 1), topic("b", 2), topic("c", 3)]).unwrap();
+        log.append(&[topic("a", 1), topic("b", 2), topic("c", 3)])
+            .unwrap();
         log.sync().unwrap();
     }
     let seg = segment(&dir);
     let good_len = std::fs::metadata(&seg).unwrap().len();
     // Half of a fourth batch.
     let full = groupcoord::server::log::encode_entry(&topic("d", 4));
-    OpenOptions::new().append(true).open(&seg).unwrap().write_all(&full[..full.len() / 2]).unwrap();
+    OpenOptions::new()
+        .append(true)
+        .open(&seg)
+        .unwrap()
+        .write_all(&full[..full.len() / 2])
+        .unwrap();
     let (mut log, seen, report) = open_collect(&dir).unwrap();
     assert_eq!(seen.len(), 3);
     let (path, offset, dropped, _) = report.truncated.expect("reported");
@@ -69,7 +86,12 @@ fn torn_tail_is_truncated_and_reported() {
     log.sync().unwrap();
     drop(log);
     // A tail of zeroes (preallocated blocks after a crash) is a torn tail too.
-    OpenOptions::new().append(true).open(&seg).unwrap().write_all(&[0u8; 100]).unwrap();
+    OpenOptions::new()
+        .append(true)
+        .open(&seg)
+        .unwrap()
+        .write_all(&[0u8; 100])
+        .unwrap();
     let (_log, seen, report) = open_collect(&dir).unwrap();
     assert_eq!(seen.len(), 4);
     assert!(report.truncated.is_some());
@@ -80,7 +102,8 @@ fn corruption_in_the_middle_stops_the_load() {
     let dir = temp_dir("mid");
     {
         let (mut log, _, _) = open_collect(&dir).unwrap();
-        log.append(&[topic("a", 1), topic("b", 2), topic("c", 3)]).unwrap();
+        log.append(&[topic("a", 1), topic("b", 2), topic("c", 3)])
+            .unwrap();
         log.sync().unwrap();
     }
     let seg = segment(&dir);
@@ -103,7 +126,12 @@ fn corruption_in_the_middle_stops_the_load() {
     assert!(matches!(open_collect(&dir), Err(LoadError::Corrupt { .. })));
 }
 
-fn hb(group: &str, member: &str, epoch: i32, active: Option<Vec<TaskIds>>) -> StreamsGroupHeartbeatRequest {
+fn hb(
+    group: &str,
+    member: &str,
+    epoch: i32,
+    active: Option<Vec<TaskIds>>,
+) -> StreamsGroupHeartbeatRequest {
     StreamsGroupHeartbeatRequest {
         group_id: group.into(),
         member_id: member.into(),
@@ -135,10 +163,16 @@ fn snapshot_compacts_and_replays_to_the_same_state() {
     let mut coord = Coordinator::new(config.clone());
     let mut topics = std::collections::BTreeMap::new();
     topics.insert("input".to_string(), 8);
-    coord.set_metadata(MetadataImage { topics: topics.clone() });
+    coord.set_metadata(MetadataImage {
+        topics: topics.clone(),
+    });
     let (mut log, _) = Log::open(&dir, 4096, |_| Ok(())).unwrap();
     log.append(&[topic("input", 8)]).unwrap();
-    let ctx = RequestContext { client_id: "c".into(), client_host: "/127.0.0.1".into(), api_version: 1 };
+    let ctx = RequestContext {
+        client_id: "c".into(),
+        client_host: "/127.0.0.1".into(),
+        api_version: 1,
+    };
     let mut epochs = std::collections::BTreeMap::new();
     let mut owned: std::collections::BTreeMap<String, Vec<TaskIds>> = Default::default();
     let mut now = 1_000_000i64;
@@ -178,9 +212,20 @@ fn snapshot_compacts_and_replays_to_the_same_state() {
         }
     }
     assert!(snapshots >= 1, "threshold reached");
-    let files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
-    assert_eq!(files.iter().filter(|f| f.ends_with(".snap")).count(), 1, "{files:?}");
-    assert_eq!(files.iter().filter(|f| f.ends_with(".log")).count(), 1, "{files:?}");
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".snap")).count(),
+        1,
+        "{files:?}"
+    );
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".log")).count(),
+        1,
+        "{files:?}"
+    );
     drop(log);
     let expected = coord.state_hash();
     let mut fresh = Coordinator::new(config);

@@ -11,12 +11,17 @@ use groupcoord::protocol::{
 };
 use groupcoord::server::client::Client;
 use groupcoord::server::{ServeOptions, ServerHandle, start};
-use kafka_protocol::messages::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -44,7 +49,10 @@ fn topology() -> Topology {
         subtopologies: vec![Subtopology {
             subtopology_id: "0".into(),
             source_topics: vec!["input".into()],
-            state_changelog_topics: vec![TopicInfo { name: "app-store-changelog".into(), ..Default::default() }],
+            state_changelog_topics: vec![TopicInfo {
+                name: "app-store-changelog".into(),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()
@@ -89,7 +97,16 @@ async fn converge(c: &mut Client, version: i16, group: &str, members: &mut [Memb
                 changed = true;
             }
         }
-        let d = c.describe(version, &StreamsGroupDescribeRequest { group_ids: vec![group.into()], ..Default::default() }).await.unwrap();
+        let d = c
+            .describe(
+                version,
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec![group.into()],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         if !changed && d.groups[0].group_state == "Stable" {
             return;
         }
@@ -103,16 +120,30 @@ async fn streams_group_lifecycle_over_tcp() {
     for version in [0i16, 1] {
         let group = format!("app-v{version}");
         let mut c = Client::connect(srv.addr).await.unwrap();
-        let mut members: Vec<Member> =
-            (0..3).map(|i| Member { id: format!("m{i}-v{version}"), epoch: 0, active: vec![] }).collect();
+        let mut members: Vec<Member> = (0..3)
+            .map(|i| Member {
+                id: format!("m{i}-v{version}"),
+                epoch: 0,
+                active: vec![],
+            })
+            .collect();
         converge(&mut c, version, &group, &mut members).await;
         // Every partition assigned exactly once.
-        let mut parts: Vec<i32> = members.iter().flat_map(|m| m.active.iter().flat_map(|t| t.partitions.clone())).collect();
+        let mut parts: Vec<i32> = members
+            .iter()
+            .flat_map(|m| m.active.iter().flat_map(|t| t.partitions.clone()))
+            .collect();
         parts.sort();
         assert_eq!(parts, (0..6).collect::<Vec<_>>());
         // Describe v0/v1.
         let d = c
-            .describe(version, &StreamsGroupDescribeRequest { group_ids: vec![group.clone(), "nope".into()], ..Default::default() })
+            .describe(
+                version,
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec![group.clone(), "nope".into()],
+                    ..Default::default()
+                },
+            )
             .await
             .unwrap();
         assert_eq!(d.groups[0].error_code, 0);
@@ -123,15 +154,22 @@ async fn streams_group_lifecycle_over_tcp() {
         let mut mreq = MetadataRequest::default();
         mreq.topics = None;
         let m: MetadataResponse = c.call(12, &mreq).await.unwrap();
-        let names: BTreeMap<String, usize> =
-            m.topics.iter().map(|t| (t.name.as_ref().unwrap().0.to_string(), t.partitions.len())).collect();
+        let names: BTreeMap<String, usize> = m
+            .topics
+            .iter()
+            .map(|t| (t.name.as_ref().unwrap().0.to_string(), t.partitions.len()))
+            .collect();
         assert_eq!(names.get("app-store-changelog"), Some(&6), "{names:?}");
         // ListGroups (v5 types filter) sees it.
         let mut lg = ListGroupsRequest::default();
         lg.types_filter = vec![s("streams")];
         lg.states_filter = vec![s("Stable")];
         let l: ListGroupsResponse = c.call(5, &lg).await.unwrap();
-        let g = l.groups.iter().find(|g| g.group_id.0.as_str() == group).expect("listed");
+        let g = l
+            .groups
+            .iter()
+            .find(|g| g.group_id.0.as_str() == group)
+            .expect("listed");
         assert_eq!(g.group_type.as_str(), "streams");
         assert_eq!(g.protocol_type.as_str(), "streams");
         // DescribeGroups on a streams group: not a classic group.
@@ -171,7 +209,16 @@ async fn streams_group_lifecycle_over_tcp() {
         }
         let r: DeleteGroupsResponse = c.call(2, &del).await.unwrap();
         assert_eq!(r.results[0].error_code, 0);
-        let d = c.describe(version, &StreamsGroupDescribeRequest { group_ids: vec![group.clone()], ..Default::default() }).await.unwrap();
+        let d = c
+            .describe(
+                version,
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec![group.clone()],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         assert_eq!(d.groups[0].error_code, 69);
     }
     srv.shutdown().await;
@@ -182,9 +229,18 @@ async fn state_survives_graceful_restart() {
     let dir = temp_dir("streams-restart");
     let srv = start(options(dir.clone())).await.unwrap();
     let mut c = Client::connect(srv.addr).await.unwrap();
-    let mut members: Vec<Member> = (0..4).map(|i| Member { id: format!("m{i}"), epoch: 0, active: vec![] }).collect();
+    let mut members: Vec<Member> = (0..4)
+        .map(|i| Member {
+            id: format!("m{i}"),
+            epoch: 0,
+            active: vec![],
+        })
+        .collect();
     converge(&mut c, 1, "g", &mut members).await;
-    let req = StreamsGroupDescribeRequest { group_ids: vec!["g".into()], ..Default::default() };
+    let req = StreamsGroupDescribeRequest {
+        group_ids: vec!["g".into()],
+        ..Default::default()
+    };
     let before = c.describe(1, &req).await.unwrap();
     srv.shutdown().await;
     let srv = start(options(dir)).await.unwrap();
@@ -196,7 +252,9 @@ async fn state_survives_graceful_restart() {
 
 /// The configured topology is soft state (Kafka rebuilds it at the next heartbeat after a load,
 /// describe shows the stored one until then): compare topologies by epoch only.
-pub fn normalize(mut d: groupcoord::protocol::StreamsGroupDescribeResponse) -> groupcoord::protocol::StreamsGroupDescribeResponse {
+pub fn normalize(
+    mut d: groupcoord::protocol::StreamsGroupDescribeResponse,
+) -> groupcoord::protocol::StreamsGroupDescribeResponse {
     for g in &mut d.groups {
         if let Some(t) = &mut g.topology {
             t.subtopologies = None;

@@ -155,7 +155,11 @@ impl Client {
         req: &StreamsGroupDescribeRequest,
     ) -> Result<StreamsGroupDescribeResponse> {
         let corr = self
-            .send_body(89, version, &codec88::encode_describe_request(req, version)?)
+            .send_body(
+                89,
+                version,
+                &codec88::encode_describe_request(req, version)?,
+            )
             .await?;
         let body = self.read_body(89, version, corr).await?;
         codec88::decode_describe_response(&body, version)

@@ -18,34 +18,58 @@ pub fn decode_records(body: &[u8]) -> Result<Vec<Record>, String> {
     crate::records::codec::decode_batch(body).map_err(|e| e.to_string())
 }
 
-pub fn decode_heartbeat_request(body: &[u8], version: i16) -> Result<StreamsGroupHeartbeatRequest, String> {
+pub fn decode_heartbeat_request(
+    body: &[u8],
+    version: i16,
+) -> Result<StreamsGroupHeartbeatRequest, String> {
     StreamsGroupHeartbeatRequest::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_heartbeat_response(r: &StreamsGroupHeartbeatResponse, version: i16) -> Result<Vec<u8>, String> {
+pub fn encode_heartbeat_response(
+    r: &StreamsGroupHeartbeatResponse,
+    version: i16,
+) -> Result<Vec<u8>, String> {
     r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_describe_request(body: &[u8], version: i16) -> Result<StreamsGroupDescribeRequest, String> {
+pub fn decode_describe_request(
+    body: &[u8],
+    version: i16,
+) -> Result<StreamsGroupDescribeRequest, String> {
     StreamsGroupDescribeRequest::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_describe_response(r: &StreamsGroupDescribeResponse, version: i16) -> Result<Vec<u8>, String> {
+pub fn encode_describe_response(
+    r: &StreamsGroupDescribeResponse,
+    version: i16,
+) -> Result<Vec<u8>, String> {
     r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn encode_heartbeat_request(r: &StreamsGroupHeartbeatRequest, version: i16) -> Result<Vec<u8>, String> {
+pub fn encode_heartbeat_request(
+    r: &StreamsGroupHeartbeatRequest,
+    version: i16,
+) -> Result<Vec<u8>, String> {
     r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_heartbeat_response(body: &[u8], version: i16) -> Result<StreamsGroupHeartbeatResponse, String> {
+pub fn decode_heartbeat_response(
+    body: &[u8],
+    version: i16,
+) -> Result<StreamsGroupHeartbeatResponse, String> {
     StreamsGroupHeartbeatResponse::decode(body, version).map_err(|e| e.to_string())
 }
 
-pub fn encode_describe_request(r: &StreamsGroupDescribeRequest, version: i16) -> Result<Vec<u8>, String> {
+pub fn encode_describe_request(
+    r: &StreamsGroupDescribeRequest,
+    version: i16,
+) -> Result<Vec<u8>, String> {
     r.encode(version).map_err(|e| e.to_string())
 }
 
-pub fn decode_describe_response(body: &[u8], version: i16) -> Result<StreamsGroupDescribeResponse, String> {
+pub fn decode_describe_response(
+    body: &[u8],
+    version: i16,
+) -> Result<StreamsGroupDescribeResponse, String> {
     StreamsGroupDescribeResponse::decode(body, version).map_err(|e| e.to_string())
 }
