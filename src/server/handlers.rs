@@ -9,9 +9,6 @@ use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup as KDescribedGroup;
 use kafka_protocol::messages::list_groups_response::ListedGroup as KListedGroup;
-use kafka_protocol::messages::list_offsets_response::{
-    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
-};
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -74,6 +71,8 @@ pub struct State {
     pub host: String,
     pub port: i32,
     pub counters: Counters,
+    /// In-memory partition logs (Produce/Fetch/ListOffsets/...; not durable).
+    pub data: super::data_plane::DataPlane,
 }
 
 /// The result of one request.
@@ -90,6 +89,7 @@ impl State {
             host,
             port,
             counters: Counters::default(),
+            data: super::data_plane::DataPlane::new(),
         }
     }
 
@@ -108,6 +108,7 @@ impl State {
         self.coord.set_metadata(MetadataImage {
             topics: self.topics.clone(),
         });
+        self.data.retain_topics(&self.topics);
     }
 
     /// Create topics on the registry and return the log entry.
@@ -192,8 +193,22 @@ impl State {
                     ResponseKind::OffsetCommit(self.offset_commit(now, v, &r, &mut entries))
                 }
                 RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(self.offset_fetch(v, &r)),
-                RequestKind::ListOffsets(r) => ResponseKind::ListOffsets(self.list_offsets(v, &r)),
-                RequestKind::Fetch(r) => ResponseKind::Fetch(fetch_empty(&r)),
+                RequestKind::ListOffsets(r) => {
+                    ResponseKind::ListOffsets(self.data.list_offsets(&self.topics, &r, v))
+                }
+                RequestKind::Fetch(r) => ResponseKind::Fetch(self.data.fetch(&self.topics, &r, v)),
+                RequestKind::Produce(r) => {
+                    ResponseKind::Produce(self.data.produce(&self.topics, &r, v))
+                }
+                RequestKind::InitProducerId(r) => {
+                    ResponseKind::InitProducerId(self.data.init_producer_id(&r, v))
+                }
+                RequestKind::DeleteRecords(r) => {
+                    ResponseKind::DeleteRecords(self.data.delete_records(&self.topics, &r, v))
+                }
+                RequestKind::OffsetForLeaderEpoch(r) => ResponseKind::OffsetForLeaderEpoch(
+                    self.data.offset_for_leader_epoch(&self.topics, &r, v),
+                ),
             }),
         };
         Handled { resp, entries }
@@ -645,44 +660,6 @@ impl State {
                 }
             }
         }
-        resp
-    }
-
-    fn list_offsets(&self, v: i16, r: &ListOffsetsRequest) -> ListOffsetsResponse {
-        let mut resp = ListOffsetsResponse::default();
-        resp.topics = r
-            .topics
-            .iter()
-            .map(|t| {
-                let known = self.topics.get(t.name.0.as_str()).copied();
-                let mut rt = ListOffsetsTopicResponse::default();
-                rt.name = t.name.clone();
-                rt.partitions = t
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        let mut rp = ListOffsetsPartitionResponse::default();
-                        rp.partition_index = p.partition_index;
-                        rp.timestamp = -1;
-                        match known {
-                            Some(n) if p.partition_index >= 0 && p.partition_index < n => {
-                                // Every partition is empty: earliest = latest = 0.
-                                rp.offset = 0;
-                                if v >= 4 {
-                                    rp.leader_epoch = 0;
-                                }
-                            }
-                            _ => {
-                                rp.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
-                                rp.offset = -1;
-                            }
-                        }
-                        rp
-                    })
-                    .collect();
-                rt
-            })
-            .collect();
         resp
     }
 

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod client;
 mod codec88;
 pub mod core;
+pub mod data_plane;
 pub mod demo;
 pub mod handlers;
 pub mod http;
@@ -544,7 +545,39 @@ async fn accept_loop(
 enum Slot {
     Ready(Bytes),
     Wait(Header, oneshot::Receiver<Resp>),
-    Delayed(Duration, Bytes),
+}
+
+/// Fetch through the owner (data_plane), polling every 20 ms while the answer is empty and
+/// `max_wait_ms` (capped at 500 ms) has not passed.
+async fn long_poll_fetch(
+    shared: Arc<Shared>,
+    h: Header,
+    peer: String,
+    r: kafka_protocol::messages::FetchRequest,
+    out: oneshot::Sender<Resp>,
+) {
+    let poll = Duration::from_millis(20);
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
+    loop {
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            header: h.clone(),
+            req: Req::Kafka(RequestKind::Fetch(r.clone())),
+            peer: peer.clone(),
+            reply: tx,
+        };
+        if shared.owner.send(job).await.is_err() {
+            return;
+        }
+        let Ok(resp) = rx.await else { return };
+        let empty = matches!(&resp, Resp::Kafka(ResponseKind::Fetch(f)) if data_plane::fetch_is_empty(f));
+        if !empty || tokio::time::Instant::now() + poll >= deadline {
+            let _ = out.send(resp);
+            return;
+        }
+        tokio::time::sleep(poll).await;
+    }
 }
 
 async fn connection(
@@ -561,11 +594,6 @@ async fn connection(
         while let Some(slot) = slot_rx.recv().await {
             let bytes = match slot {
                 Slot::Ready(b) => b,
-                Slot::Delayed(d, b) => {
-                    w.flush().await.ok();
-                    tokio::time::sleep(d).await;
-                    b
-                }
                 Slot::Wait(h, rx) => {
                     if slot_rx.is_empty() {
                         // Nothing else queued: push out what we have before waiting.
@@ -657,18 +685,31 @@ async fn connection(
                 }
             }
             Decoded::Request(h, Req::Kafka(RequestKind::Fetch(r))) => {
-                // No data ever: hold the answer for max_wait_ms (capped) like a broker would.
-                let wait = Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
-                match wire::encode_response(
-                    &h,
-                    &Resp::Kafka(ResponseKind::Fetch(handlers::fetch_empty(&r))),
-                ) {
-                    Ok(b) => Slot::Delayed(wait, b),
-                    Err(e) => {
-                        error!("Fetch encode: {e}");
-                        break;
-                    }
+                // data_plane: an empty answer is held back and the fetch asked again until
+                // max_wait_ms (capped at 500 ms) has passed, like a broker's fetch purgatory.
+                let (tx, rx) = oneshot::channel();
+                tokio::spawn(long_poll_fetch(
+                    shared.clone(),
+                    h.clone(),
+                    peer_ip.clone(),
+                    r,
+                    tx,
+                ));
+                Slot::Wait(h, rx)
+            }
+            Decoded::Request(h, Req::Kafka(RequestKind::Produce(r))) if r.acks == 0 => {
+                // acks=0: appended, but the client expects no response.
+                let (tx, _rx) = oneshot::channel();
+                let job = Job {
+                    header: h,
+                    req: Req::Kafka(RequestKind::Produce(r)),
+                    peer: peer_ip.clone(),
+                    reply: tx,
+                };
+                if shared.owner.send(job).await.is_err() {
+                    break;
                 }
+                continue;
             }
             Decoded::Request(h, req) => {
                 let (tx, rx) = oneshot::channel();

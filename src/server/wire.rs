@@ -56,6 +56,7 @@ macro_rules! kafka_enums {
 }
 
 kafka_enums! {
+    Produce(ProduceRequest, ProduceResponse) = 0,
     Fetch(FetchRequest, FetchResponse) = 1,
     ListOffsets(ListOffsetsRequest, ListOffsetsResponse) = 2,
     Metadata(MetadataRequest, MetadataResponse) = 3,
@@ -66,6 +67,9 @@ kafka_enums! {
     ListGroups(ListGroupsRequest, ListGroupsResponse) = 16,
     CreateTopics(CreateTopicsRequest, CreateTopicsResponse) = 19,
     DeleteTopics(DeleteTopicsRequest, DeleteTopicsResponse) = 20,
+    DeleteRecords(DeleteRecordsRequest, DeleteRecordsResponse) = 21,
+    InitProducerId(InitProducerIdRequest, InitProducerIdResponse) = 22,
+    OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) = 23,
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse) = 42,
 }
 
@@ -76,7 +80,8 @@ pub const UNSUPPORTED_VERSION: i16 = 35;
 /// Every key this server serves, with its version range (Kafka 4.4's ranges; versions Kafka 4.0
 /// removed under KIP-896 are not served, as on a real 4.x broker).
 pub const SUPPORTED: &[(i16, i16, i16)] = &[
-    (1, 4, 17), // Fetch (always empty)
+    (0, 3, 12), // Produce (data_plane; 13 needs topic ids, which Metadata does not carry)
+    (1, 4, 17), // Fetch (data_plane)
     (2, 1, 10), // ListOffsets
     (3, 0, 12), // Metadata
     (8, 2, 9),  // OffsetCommit
@@ -87,6 +92,9 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (18, 0, 4), // ApiVersions
     (19, 2, 7), // CreateTopics
     (20, 1, 6), // DeleteTopics
+    (21, 0, 2), // DeleteRecords (data_plane)
+    (22, 0, 5), // InitProducerId (data_plane; idempotent producers only)
+    (23, 2, 4), // OffsetForLeaderEpoch (data_plane)
     (42, 0, 2), // DeleteGroups
     (HEARTBEAT_KEY, 0, 1),
     (DESCRIBE_KEY, 0, 1),
