@@ -43,7 +43,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Options: --bootstrap H:P --instances N --partitions P --steps start,crash,close,add,static
  * --label NAME --workdir DIR --results FILE --settle-timeout-s S --hold-ms MS --standby 0|1
- * --describe (run kafka-streams-groups --describe at the end, output to DIR/describe.txt).
+ * --describe (run kafka-streams-groups --describe at the end, output to DIR/describe.txt)
+ * --require-standby true|false (default true: with >1 instance every stateful task needs a standby)
+ * --require-balance true|false (default true: active task counts per instance differ by at most 1).
  */
 public final class Driver {
     static final class Inst {
@@ -82,6 +84,8 @@ public final class Driver {
     final int standby;
     final long settleTimeoutMs;
     final long holdMs;
+    final boolean requireStandby;
+    final boolean requireBalance;
     final List<Inst> insts = new ArrayList<>();
     final Map<String, String> results = new LinkedHashMap<>();
     final PrintWriter log;
@@ -97,6 +101,8 @@ public final class Driver {
         this.standby = Integer.parseInt(opt.getOrDefault("standby", "1"));
         this.settleTimeoutMs = 1000L * Long.parseLong(opt.getOrDefault("settle-timeout-s", "120"));
         this.holdMs = Long.parseLong(opt.getOrDefault("hold-ms", "2000"));
+        this.requireStandby = Boolean.parseBoolean(opt.getOrDefault("require-standby", "true"));
+        this.requireBalance = Boolean.parseBoolean(opt.getOrDefault("require-balance", "true"));
         this.log = new PrintWriter(new FileWriter(work.resolve("driver.log").toFile(), true), true);
     }
 
@@ -212,7 +218,15 @@ public final class Driver {
             if (e.getValue().contains(act)) return "standby " + e.getKey() + " on its active " + act;
             if (!stateful(e.getKey())) return "standby for stateless task " + e.getKey();
         }
-        if (standby > 0 && live.size() > 1) {
+        if (requireBalance) {
+            int min = Integer.MAX_VALUE, max = 0;
+            for (Inst i : live) {
+                min = Math.min(min, i.active.size());
+                max = Math.max(max, i.active.size());
+            }
+            if (max - min > 1) return "active tasks unbalanced (" + min + ".." + max + " per instance)";
+        }
+        if (requireStandby && standby > 0 && live.size() > 1) {
             for (String t : exp) {
                 if (stateful(t) && standbyOn.getOrDefault(t, List.of()).isEmpty()) return "no standby for " + t;
             }
