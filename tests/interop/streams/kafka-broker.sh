@@ -4,7 +4,7 @@
 #                                  accepts connections, prints the bootstrap address (127.0.0.1:PORT);
 #                                  the pid is in DIR/broker.pid, the log in DIR/broker.log
 #   kafka-broker.sh stop DIR    -> stops the broker started on DIR (SIGTERM, then SIGKILL after 20 s)
-# Environment: KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY,
+# Environment: KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY, STREAMS_WARMUPS,
 # REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -44,6 +44,7 @@ group.streams.min.session.timeout.ms=6000
 group.streams.heartbeat.interval.ms=${STREAMS_HEARTBEAT_MS:-1000}
 group.streams.min.heartbeat.interval.ms=500
 group.streams.num.standby.replicas=${STREAMS_STANDBY:-1}
+group.streams.num.warmup.replicas=${STREAMS_WARMUPS:-0}
 log.segment.bytes=16777216
 PROPS
   java -Xmx256m -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \

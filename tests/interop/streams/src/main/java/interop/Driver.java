@@ -348,6 +348,27 @@ public final class Driver {
         return t;
     }
 
+    /** Records in the output topics (latest offsets): shows that data flowed through both branches. */
+    void countOutputs() {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
+            for (String t : List.of(StreamsApp.INPUT, StreamsApp.FILTERED, StreamsApp.COUNTS)) {
+                Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> q = new HashMap<>();
+                for (int i = 0; i < partitions; i++) {
+                    q.put(new org.apache.kafka.common.TopicPartition(t, i), org.apache.kafka.clients.admin.OffsetSpec.latest());
+                }
+                long sum = 0;
+                for (var e : admin.listOffsets(q).all().get(30, TimeUnit.SECONDS).values()) {
+                    sum += e.offset();
+                }
+                results.put("records_" + t.replace("interop-", ""), Long.toString(sum));
+            }
+        } catch (Exception e) {
+            say("counting output records failed: " + e);
+        }
+    }
+
     void describe() {
         if (!opt.containsKey("describe")) return;
         try {
@@ -442,8 +463,10 @@ public final class Driver {
                 record(step, ss);
                 if (ss < 0) return;
             }
-            describe();
         } finally {
+            // Also after a failed step: the describe output shows what the coordinator thinks.
+            countOutputs();
+            describe();
             producer.interrupt();
             producer.join(10000);
             for (Inst i : insts) {
