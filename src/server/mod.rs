@@ -571,7 +571,10 @@ async fn long_poll_fetch(
             return;
         }
         let Ok(resp) = rx.await else { return };
-        let empty = matches!(&resp, Resp::Kafka(ResponseKind::Fetch(f)) if data_plane::fetch_is_empty(f));
+        let empty = match &resp {
+            Resp::Kafka(ResponseKind::Fetch(f)) => data_plane::fetch_is_empty(f),
+            _ => false,
+        };
         if !empty || tokio::time::Instant::now() + poll >= deadline {
             let _ = out.send(resp);
             return;
