@@ -185,19 +185,19 @@ impl PartitionLog {
         // Exact retry of the last batch of an idempotent producer: same answer, nothing appended.
         if batches.len() == 1 {
             let (h, _) = &batches[0];
-            if h.producer_id >= 0 {
-                if let Some(t) = self.producers.get(&h.producer_id) {
-                    if t.epoch == h.producer_epoch && t.base_sequence == h.base_sequence {
-                        return Ok(t.base_offset);
-                    }
-                    if t.epoch == h.producer_epoch
-                        && h.base_sequence >= 0
-                        && t.last_sequence >= 0
-                        && h.base_sequence != t.last_sequence.wrapping_add(1)
-                        && h.base_sequence != 0
-                    {
-                        return Err(E_OUT_OF_ORDER_SEQUENCE);
-                    }
+            if h.producer_id >= 0
+                && let Some(t) = self.producers.get(&h.producer_id)
+            {
+                if t.epoch == h.producer_epoch && t.base_sequence == h.base_sequence {
+                    return Ok(t.base_offset);
+                }
+                if t.epoch == h.producer_epoch
+                    && h.base_sequence >= 0
+                    && t.last_sequence >= 0
+                    && h.base_sequence != t.last_sequence.wrapping_add(1)
+                    && h.base_sequence != 0
+                {
+                    return Err(E_OUT_OF_ORDER_SEQUENCE);
                 }
             }
         }
