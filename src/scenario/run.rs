@@ -355,6 +355,7 @@ impl Runner {
                 }
                 Ok(())
             }
+            "expect-record" => self.expect_record(&a),
             "expect-timers" => {
                 let c = self.coord();
                 let mut got: Vec<String> = c
@@ -747,6 +748,16 @@ impl Runner {
                         .join(","),
                 };
                 check("status", a.get("status"), statuses)?;
+                check(
+                    "status detail",
+                    a.get("status-detail"),
+                    r.status
+                        .iter()
+                        .flatten()
+                        .map(|s| s.status_detail.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                )?;
                 if let Some(sub) = a.get("status-detail~") {
                     let all: String = r
                         .status
@@ -781,6 +792,12 @@ impl Runner {
                     a.get("error"),
                     ErrorCode(g.error_code).name().to_string(),
                 )?;
+                check(
+                    "message",
+                    a.get("message"),
+                    g.error_message.clone().unwrap_or_default(),
+                )?;
+                check("group-id", a.get("group-id"), g.group_id.clone())?;
                 check("state", a.get("state"), g.group_state.clone())?;
                 check("epoch", a.get("epoch"), g.group_epoch.to_string())?;
                 check(
@@ -824,6 +841,106 @@ impl Runner {
             }
         }
         a.finish(&[])
+    }
+
+    /// `expect-record N field=value...`: fields of the N-th (1-based) record of the last operation.
+    fn expect_record(&mut self, a: &Args) -> Result<(), ScenarioError> {
+        let n = a.line;
+        let idx: usize = a
+            .positional
+            .first()
+            .and_then(|p| p.parse().ok())
+            .filter(|i| *i >= 1)
+            .ok_or_else(|| err(n, "usage: expect-record N field=value..."))?;
+        let r = self.last_records.get(idx - 1).cloned().ok_or_else(|| {
+            err(
+                n,
+                format!(
+                    "no record {idx}: the last operation wrote {}",
+                    self.last_records.len()
+                ),
+            )
+        })?;
+        let epochs = |t: &crate::types::ActiveTasks| {
+            t.iter()
+                .map(|(s, p, e)| format!("{s}:{p}@{e}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut fields: Vec<(&str, String)> = vec![("name", record_token(&r))];
+        match &r {
+            Record::GroupMetadata { value: Some(v), .. } => {
+                fields.push(("epoch", v.epoch.to_string()));
+                fields.push(("validated-epoch", v.validated_topology_epoch.to_string()));
+                fields.push((
+                    "configs",
+                    v.last_assignment_configs
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ));
+            }
+            Record::MemberMetadata { value: Some(v), .. } => {
+                fields.push(("instance", v.instance_id.clone().unwrap_or("-".into())));
+                fields.push(("rack", v.rack_id.clone().unwrap_or("-".into())));
+                fields.push(("process", v.process_id.clone()));
+                fields.push(("topology-epoch", v.topology_epoch.to_string()));
+                fields.push(("rebalance-timeout", v.rebalance_timeout_ms.to_string()));
+                fields.push((
+                    "endpoint",
+                    v.user_endpoint
+                        .as_ref()
+                        .map_or("-".into(), |e| format!("{}:{}", e.host, e.port)),
+                ));
+            }
+            Record::TargetAssignmentMetadata { value: Some(v), .. } => {
+                fields.push(("epoch", v.assignment_epoch.to_string()));
+                fields.push(("timestamp", v.assignment_timestamp.to_string()));
+            }
+            Record::TargetAssignmentMember { value: Some(v), .. } => {
+                fields.push(("active", format_tasks(&v.active)));
+                fields.push(("standby", format_tasks(&v.standby)));
+                fields.push(("warmup", format_tasks(&v.warmup)));
+            }
+            Record::CurrentMemberAssignment { value: Some(v), .. } => {
+                fields.push(("epoch", v.member_epoch.to_string()));
+                fields.push(("previous-epoch", v.previous_member_epoch.to_string()));
+                fields.push(("state", v.state.name().to_string()));
+                fields.push(("active", format_tasks(&v.assigned.active.task_set())));
+                fields.push(("active-epochs", epochs(&v.assigned.active)));
+                fields.push(("standby", format_tasks(&v.assigned.standby)));
+                fields.push(("warmup", format_tasks(&v.assigned.warmup)));
+                fields.push((
+                    "pending-active",
+                    format_tasks(&v.pending_revocation.active.task_set()),
+                ));
+                fields.push((
+                    "pending-standby",
+                    format_tasks(&v.pending_revocation.standby),
+                ));
+            }
+            Record::Topology { value: Some(v), .. } => {
+                fields.push(("topology-epoch", v.epoch.to_string()));
+            }
+            Record::OffsetCommit { value: Some(v), .. } => {
+                fields.push(("offset", v.offset.to_string()));
+            }
+            _ => {}
+        }
+        let mut results = Vec::new();
+        for (k, got) in fields {
+            if let Some(w) = a.get(k) {
+                results.push((k, w.to_string(), got));
+            }
+        }
+        for (k, w, got) in results {
+            self.checks += 1;
+            if w != got {
+                return Err(mismatch(n, &format!("record {idx} {k}"), &w, &got));
+            }
+        }
+        a.finish(&[a.positional[0].as_str()])
     }
 
     fn expect_group(&mut self, a: &Args) -> Result<(), ScenarioError> {
