@@ -689,6 +689,16 @@ impl Runner {
                     a.get("interval"),
                     r.heartbeat_interval_ms.to_string(),
                 )?;
+                check(
+                    "task-offset-interval",
+                    a.get("task-offset-interval"),
+                    r.task_offset_interval_ms.to_string(),
+                )?;
+                check(
+                    "recovery-lag",
+                    a.get("recovery-lag"),
+                    r.acceptable_recovery_lag.to_string(),
+                )?;
                 check("active", a.get("active"), opt_tasks(&r.active_tasks))?;
                 check("standby", a.get("standby"), opt_tasks(&r.standby_tasks))?;
                 check("warmup", a.get("warmup"), opt_tasks(&r.warmup_tasks))?;
