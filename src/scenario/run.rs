@@ -35,6 +35,7 @@ enum Last {
     Heartbeat(Box<StreamsGroupHeartbeatResponse>),
     Result(ErrorCode, Option<i64>),
     Describe(Box<StreamsGroupDescribeResponse>),
+    List(Vec<crate::coordinator::ListedGroup>),
 }
 
 /// Scenario state: the coordinator, the clock, the record log and the members' client state.
@@ -324,6 +325,13 @@ impl Runner {
                 a.finish(&["topology-description"])?;
                 let resp = self.coord().streams_group_describe(&req, version);
                 self.last = Last::Describe(Box::new(resp));
+                Ok(())
+            }
+            "list" => {
+                let states = list(a.get("states").unwrap_or(""));
+                let types = list(a.get("types").unwrap_or(""));
+                a.finish(&[])?;
+                self.last = Last::List(self.coord().list_groups(&states, &types));
                 Ok(())
             }
             "restart" => {
@@ -793,6 +801,22 @@ impl Runner {
                     "offset",
                     a.get("offset"),
                     offset.map_or("-".into(), |o| o.to_string()),
+                )?;
+            }
+            Last::List(groups) => {
+                check(
+                    "groups",
+                    a.get("groups"),
+                    groups
+                        .iter()
+                        .map(|g| {
+                            format!(
+                                "{}:{}:{}:{}",
+                                g.group_id, g.group_state, g.protocol_type, g.group_type
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
                 )?;
             }
             Last::Describe(d) => {
