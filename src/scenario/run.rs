@@ -334,6 +334,34 @@ impl Runner {
                 self.last = Last::List(self.coord().list_groups(&states, &types));
                 Ok(())
             }
+            "inject-state" => {
+                // Write a current-assignment record for the member with another state byte, as a
+                // newer broker could have (spec §2.2: unknown bytes replay as UNKNOWN).
+                let gid = a.get("group").unwrap_or("g").to_string();
+                let mid = a.req("member")?.to_string();
+                let byte: i8 = a
+                    .int("state")?
+                    .ok_or_else(|| err(n, "inject-state needs state=BYTE"))?;
+                a.finish(&[])?;
+                let member = self
+                    .coord
+                    .as_ref()
+                    .and_then(|c| c.group(&gid))
+                    .and_then(|g| g.members.get(&mid))
+                    .ok_or_else(|| err(n, format!("no member `{mid}` in `{gid}`")))?;
+                let mut value = member.assignment_value();
+                value.state = crate::records::MemberState::from_value(byte);
+                let record = Record::CurrentMemberAssignment {
+                    group_id: gid,
+                    member_id: mid,
+                    value: Some(value),
+                };
+                self.coord()
+                    .replay(&record)
+                    .map_err(|e| err(n, format!("replay failed: {e}")))?;
+                self.record(vec![record]);
+                Ok(())
+            }
             "restart" => {
                 a.finish(&[])?;
                 self.replay_check(n)?;
