@@ -1063,7 +1063,11 @@ impl Runner {
             let g = g.ok_or_else(|| err(n, format!("group `{gid}` does not exist")))?;
             let m = m.ok_or_else(|| err(n, format!("member `{mid}` does not exist")))?;
             let target = g.target_of(&mid);
-            let fields: [(&str, String); 13] = [
+            let fields: [(&str, String); 17] = [
+                ("active-count", m.assigned.active.len().to_string()),
+                ("standby-count", m.assigned.standby.len().to_string()),
+                ("target-active-count", target.active.len().to_string()),
+                ("target-standby-count", target.standby.len().to_string()),
                 ("state", m.state.name().to_string()),
                 ("epoch", m.member_epoch.to_string()),
                 ("previous-epoch", m.previous_member_epoch.to_string()),
