@@ -551,6 +551,28 @@ impl Runner {
         let tasks = |key: &str,
                      default: Option<TaskSet>|
          -> Result<Option<Vec<protocol::TaskIds>>, ScenarioError> {
+            // `sub:` (no partitions) sends an entry with an empty partition list, which a
+            // TaskSet cannot hold; keep such entries as written.
+            if let Some(v) = a
+                .get(key)
+                .filter(|v| v.split(';').any(|g| g.ends_with(':')))
+            {
+                let mut out = Vec::new();
+                for group in v.split(';').filter(|g| !g.is_empty()) {
+                    let Some(set) = parse_tasks(group, n)? else {
+                        return Err(err(n, format!("task list `{v}`")));
+                    };
+                    match group.strip_suffix(':') {
+                        Some(sub) => out.push(protocol::TaskIds {
+                            subtopology_id: sub.to_string(),
+                            partitions: Vec::new(),
+                            unknown_tagged_fields: Vec::new(),
+                        }),
+                        None => out.extend(set.to_task_ids()),
+                    }
+                }
+                return Ok(Some(out));
+            }
             let v = match a.get(key) {
                 Some(v) => parse_tasks(v, n)?,
                 None => default,
