@@ -1085,7 +1085,23 @@ impl Runner {
             let g = g.ok_or_else(|| err(n, format!("group `{gid}` does not exist")))?;
             let m = m.ok_or_else(|| err(n, format!("member `{mid}` does not exist")))?;
             let target = g.target_of(&mid);
-            let fields: [(&str, String); 17] = [
+            let offsets = |pick: fn(
+                &crate::coordinator::group::MemberTaskOffsets,
+            ) -> &BTreeMap<crate::types::TaskId, i64>| {
+                g.task_offsets
+                    .get(&mid)
+                    .map(|o| {
+                        pick(o)
+                            .iter()
+                            .map(|(t, v)| format!("{}:{}={v}", t.subtopology, t.partition))
+                            .collect::<Vec<_>>()
+                            .join(";")
+                    })
+                    .unwrap_or_default()
+            };
+            let fields: [(&str, String); 19] = [
+                ("offsets", offsets(|o| &o.offsets)),
+                ("end-offsets", offsets(|o| &o.end_offsets)),
                 ("active-count", m.assigned.active.len().to_string()),
                 ("standby-count", m.assigned.standby.len().to_string()),
                 ("target-active-count", target.active.len().to_string()),
