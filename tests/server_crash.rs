@@ -221,7 +221,7 @@ fn kill(mut child: Child) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_at_random_points_loses_no_acknowledged_change() {
     let dir = temp_dir("crash");
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x6b61_666b_61);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x6b_6166_6b61);
     let members: Arc<Mutex<Vec<Member>>> = Arc::new(Mutex::new(
         (0..MEMBERS)
             .map(|i| Member {

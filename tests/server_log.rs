@@ -157,9 +157,11 @@ fn hb(
 #[test]
 fn snapshot_compacts_and_replays_to_the_same_state() {
     let dir = temp_dir("snap");
-    let mut config = CoordinatorConfig::default();
-    config.initial_rebalance_delay_ms = 0;
-    config.assignment_interval_ms = 0;
+    let config = CoordinatorConfig {
+        initial_rebalance_delay_ms: 0,
+        assignment_interval_ms: 0,
+        ..Default::default()
+    };
     let mut coord = Coordinator::new(config.clone());
     let mut topics = std::collections::BTreeMap::new();
     topics.insert("input".to_string(), 8);

@@ -262,3 +262,44 @@ pub fn normalize(
     }
     d
 }
+
+#[tokio::test]
+async fn session_timeout_fires_on_the_owner_task() {
+    let mut o = options(temp_dir("timeout"));
+    o.coordinator.min_session_timeout_ms = 300;
+    o.coordinator.session_timeout_ms = 600;
+    o.coordinator.min_heartbeat_interval_ms = 100;
+    o.coordinator.heartbeat_interval_ms = 200;
+    let srv = start(o).await.unwrap();
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    let mut members: Vec<Member> = (0..2)
+        .map(|i| Member {
+            id: format!("t{i}"),
+            epoch: 0,
+            active: vec![],
+        })
+        .collect();
+    converge(&mut c, 1, "tg", &mut members).await;
+    // Only t0 keeps heartbeating; t1 is fenced by its session timeout.
+    let req = StreamsGroupDescribeRequest {
+        group_ids: vec!["tg".into()],
+        ..Default::default()
+    };
+    let mut gone = false;
+    for _ in 0..40 {
+        let r = c.heartbeat(1, &request("tg", &members[0])).await.unwrap();
+        assert_eq!(r.error_code, 0);
+        members[0].epoch = r.member_epoch;
+        if let Some(a) = r.active_tasks {
+            members[0].active = a;
+        }
+        let d = c.describe(1, &req).await.unwrap();
+        if d.groups[0].members.len() == 1 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(gone, "t1 removed by its session timeout");
+    srv.shutdown().await;
+}

@@ -92,7 +92,13 @@ enum Kind {
 }
 
 /// Drive one connection until `end`; only responses after `measure_from` count.
-async fn drive(addr: SocketAddr, mut slots: Vec<Slot>, kind: Kind, measure_from: Instant, end: Instant) -> Result<ConnResult, String> {
+async fn drive(
+    addr: SocketAddr,
+    mut slots: Vec<Slot>,
+    kind: Kind,
+    measure_from: Instant,
+    end: Instant,
+) -> Result<ConnResult, String> {
     let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
     stream.set_nodelay(true).ok();
     let (rd, mut wr) = stream.into_split();
@@ -100,7 +106,9 @@ async fn drive(addr: SocketAddr, mut slots: Vec<Slot>, kind: Kind, measure_from:
     let api_versions_body = {
         use kafka_protocol::protocol::Encodable;
         let mut b = bytes::BytesMut::new();
-        kafka_protocol::messages::ApiVersionsRequest::default().encode(&mut b, 3).map_err(|e| e.to_string())?;
+        kafka_protocol::messages::ApiVersionsRequest::default()
+            .encode(&mut b, 3)
+            .map_err(|e| e.to_string())?;
         b.to_vec()
     };
     let (key, version) = match kind {
@@ -158,7 +166,8 @@ async fn drive(addr: SocketAddr, mut slots: Vec<Slot>, kind: Kind, measure_from:
             if error {
                 res.errors += 1;
             }
-            res.latencies_us.push(now.duration_since(sent).as_micros().min(u32::MAX as u128) as u32);
+            res.latencies_us
+                .push(now.duration_since(sent).as_micros().min(u32::MAX as u128) as u32);
         }
         if now < end {
             corr = corr.wrapping_add(1);
@@ -186,16 +195,29 @@ pub struct Row {
 }
 
 async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind) -> Result<Row, String> {
-    let conns = a.connections.unwrap_or(a.members.div_ceil(20)).clamp(1, a.members.max(1));
+    let conns = a
+        .connections
+        .unwrap_or(a.members.div_ceil(20))
+        .clamp(1, a.members.max(1));
     let slots: Vec<Slot> = (0..a.members)
-        .map(|i| Slot { group: format!("bench-group-{}", i % a.groups.max(1)), id: format!("bench-member-{i}"), epoch: 0, active: vec![] })
+        .map(|i| Slot {
+            group: format!("bench-group-{}", i % a.groups.max(1)),
+            id: format!("bench-member-{i}"),
+            epoch: 0,
+            active: vec![],
+        })
         .collect();
     let start = Instant::now();
     let measure_from = start + Duration::from_secs(a.warmup);
     let end = measure_from + Duration::from_secs(a.duration);
     let mut tasks = Vec::new();
     for c in 0..conns {
-        let mine: Vec<Slot> = slots.iter().enumerate().filter(|(i, _)| i % conns == c).map(|(_, s)| s.clone()).collect();
+        let mine: Vec<Slot> = slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % conns == c)
+            .map(|(_, s)| s.clone())
+            .collect();
         tasks.push(tokio::spawn(drive(addr, mine, kind, measure_from, end)));
     }
     let mut total = ConnResult::default();
@@ -232,8 +254,12 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
     let (addr, server) = match a.addr {
         Some(addr) => (addr, None),
         None => {
-            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-            let dir = std::env::temp_dir().join(format!("groupcoord-bench-{}-{nanos}", std::process::id()));
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let dir = std::env::temp_dir()
+                .join(format!("groupcoord-bench-{}-{nanos}", std::process::id()));
             let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
             let parts = (a.members / a.groups.max(1)).max(8) as i32;
             o.topics = vec![(TOPIC.to_string(), parts)];
@@ -255,7 +281,11 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         a.groups,
         a.warmup,
         a.duration,
-        if server.is_some() { format!("in-process at {addr}") } else { format!("at {addr}") }
+        if server.is_some() {
+            format!("in-process at {addr}")
+        } else {
+            format!("at {addr}")
+        }
     );
     let mut rows = Vec::new();
     for kind in [Kind::Heartbeat, Kind::ApiVersions] {
