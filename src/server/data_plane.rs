@@ -551,10 +551,13 @@ impl DataPlane {
     }
 }
 
-/// True when a Fetch response carries no record bytes and no error: the caller may hold it back for
-/// up to `max_wait_ms` and fetch again.
+/// True when a Fetch response is worth holding back: it names at least one partition, carries no
+/// record bytes and no error. As in Kafka's `ReplicaManager.fetchMessages`, a fetch of no partitions
+/// is answered at once (a consumer that has just given up its partitions sends those, and waits for
+/// the answer when it closes).
 pub fn fetch_is_empty(resp: &FetchResponse) -> bool {
     resp.error_code == E_NONE
+        && resp.responses.iter().any(|t| !t.partitions.is_empty())
         && resp.responses.iter().all(|t| {
             t.partitions
                 .iter()
@@ -779,6 +782,10 @@ mod tests {
         // A partition never written to is empty, not unknown.
         let r = dp.fetch(&topics(), &fetch_req("in", 1, 0, 100), 12);
         assert!(fetch_is_empty(&r));
+        // A fetch of no partitions is not held back.
+        let mut none = fetch_req("in", 0, 0, 100);
+        none.topics.clear();
+        assert!(!fetch_is_empty(&dp.fetch(&topics(), &none, 12)));
     }
 
     #[test]

@@ -45,6 +45,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * --label NAME --workdir DIR --results FILE --settle-timeout-s S --hold-ms MS --standby 0|1
  * --describe (run kafka-streams-groups --describe at the end, output to DIR/describe.txt)
  * --require-standby true|false (default true: with >1 instance every stateful task needs a standby)
+ * --app-loglevel LEVEL (root log level of the instances, default WARN)
  * --require-balance true|false (default true: active task counts per instance differ by at most 1).
  */
 public final class Driver {
@@ -132,7 +133,8 @@ public final class Driver {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java,
             "-Xmx" + opt.getOrDefault("app-xmx", "256m"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-Xss512k", "-cp", System.getProperty("java.class.path"),
+            "-Xss512k", "-Dinterop.loglevel=" + opt.getOrDefault("app-loglevel", "WARN"),
+            "-cp", System.getProperty("java.class.path"),
             "interop.StreamsApp", "bootstrap=" + bootstrap, "app=" + app, "name=" + name,
             "state.dir=" + work.resolve("state-" + (instanceId != null ? instanceId : name)),
             "standby=" + standby));
