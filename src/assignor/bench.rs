@@ -264,8 +264,10 @@ fn time<R>(budget_ms: f64, mut f: impl FnMut() -> R) -> (Timing, R) {
     let start = Instant::now();
     loop {
         let t = Instant::now();
-        last = f();
+        let r = f();
         samples.push(t.elapsed().as_secs_f64() * 1e3);
+        // The previous result is dropped outside the timed region.
+        last = r;
         let total = start.elapsed().as_secs_f64() * 1e3;
         if samples.len() >= 200 || (samples.len() >= 5 && total >= budget_ms) {
             break;
