@@ -54,7 +54,8 @@ awk '
     function num(s) { gsub(/[^0-9.]/, "", s); return s + 0 }
     FNR == 1 { side = (NR == FNR) ? "rust" : "java" }
     /^scratch|^steady|^one member/ {
-        key = $1 " " $2 " " $3; med[side, key] = $(NF - 2); p99[side, key] = $(NF - 1); order[key] = ++n[side]
+        key = /^scratch/ ? "scratch" : /^steady/ ? "steady" : /leaves/ ? "leave" : "join"
+        med[side, key] = $(NF - 2); p99[side, key] = $(NF - 1)
     }
     /^spread/ { spread[side] = $NF " (active " $(NF - 2) ")" }
     /^moved actives on leave/ { leave[side] = $5 " / min " num($7) }
@@ -63,7 +64,7 @@ awk '
     /^10x tasks/ { ratio[side] = $NF }
     END {
         printf "%-26s %16s %16s %10s\n", "", "groupcoord", "kafka-4.4.0", "kafka/gc"
-        for (key in order) keys[order[key]] = key
+        split("scratch steady leave join", keys, " ")
         for (i = 1; i <= 4; i++) {
             k = keys[i]
             printf "%-26s %16s %16s %10.1f\n", k " median ms", med["rust", k], med["java", k], med["java", k] / (med["rust", k] > 0 ? med["rust", k] : 1)
