@@ -279,6 +279,29 @@ proptest! {
         prop_assert_eq!(first, second);
     }
 
+    /// The same with the offsets a steady group reports and warm-ups enabled: everybody is
+    /// caught up on what it runs, so no warm-up is needed and nothing moves.
+    #[test]
+    fn output_with_offsets_and_warmups_is_a_fixpoint(s in shape(200, 2000), budget in 0i32..=3) {
+        let t = topology(&s);
+        let mut g = group(&s);
+        g.configs.num_warmup_replicas = budget;
+        g.configs.acceptable_recovery_lag = 100;
+        let first = assign(&g, &t);
+        let mut g2 = with_owned(&g, &first);
+        for m in g2.members.values_mut() {
+            for task in m.active_tasks.iter() {
+                m.task_end_offsets.insert(task.clone(), 1000);
+                m.task_offsets.insert(task, 1000);
+            }
+            for task in m.standby_tasks.iter() {
+                m.task_offsets.insert(task, 990);
+            }
+        }
+        let second = assign(&g2, &t);
+        prop_assert_eq!(first, second);
+    }
+
     /// One member leaving moves only its own active tasks (the minimum); the rest stays valid.
     #[test]
     fn minimum_movement_on_leave(s in shape(200, 2000), pick in any::<prop::sample::Index>()) {
