@@ -9,6 +9,9 @@ use super::model::{HAS_OFFSET, Holder, Model, NONE, PREV_ACTIVE, PREV_STANDBY, P
 /// pathological input cannot make them quadratic.
 const REPAIR_BUDGET: usize = 1 << 20;
 
+/// Upper bound on the standbys inspected by one diversity-keeping augmenting search.
+const STRICT_AUGMENT_BUDGET: usize = 256;
+
 /// The computed target, by index.
 pub(crate) struct Outcome {
     /// Active owner of each task (a member index; [`NONE`] only if there are no members).
@@ -338,9 +341,25 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 }
             }
         }
-        // 2. The remaining replicas.
-        for i in 0..self.order.len() {
-            let t = self.order[i];
+        // 2. The remaining replicas, most constrained tasks first: those whose active runs on a
+        //    process with many members have the fewest members left to go to.
+        let mut pending: Vec<u32> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|&t| (self.out.n_standby[t as usize] as usize) < self.s_eff)
+            .collect();
+        let cap_of_owner = |t: u32| {
+            let o = self.out.owner[t as usize];
+            if o == NONE {
+                0
+            } else {
+                model.proc_members[model.member_proc[o as usize] as usize].len()
+            }
+        };
+        // Stable: equal capacities keep (partition, subtopology) order.
+        pending.sort_by_key(|&t| std::cmp::Reverse(cap_of_owner(t)));
+        for t in pending {
             while (self.out.n_standby[t as usize] as usize) < self.s_eff {
                 if !self.place_one(t) {
                     break;
@@ -429,7 +448,15 @@ impl<'m, 'a> Standbys<'m, 'a> {
         if self.augment(t, true) || (model.n_keys > 0 && self.augment(t, false)) {
             return true;
         }
-        // Nobody eligible has room: best effort, least loaded first.
+        // Nobody eligible has room (balance is impossible): best effort. The previous standby
+        // holder keeps it if it can (no churn), else the least-loaded eligible member.
+        let prev = model.holders_of(t).iter().find(|h| {
+            h.flags & PREV_STANDBY != 0 && !self.holds(t, model.member_proc[h.member as usize])
+        });
+        if let Some(h) = prev {
+            self.place(t, h.member);
+            return true;
+        }
         match best.iter().flatten().min() {
             Some(k) => {
                 let m = self.loads.min_member(k.proc);
@@ -448,9 +475,25 @@ impl<'m, 'a> Standbys<'m, 'a> {
         if self.budget == 0 {
             return false;
         }
-        let receivers: Vec<u32> = (0..model.n_members() as u32)
-            .filter(|&m| self.has_room(m))
-            .collect();
+        // The diversity-keeping search may fail everywhere; cap it so the plain one still runs.
+        let mut local = if keep_diversity && model.n_keys > 0 {
+            STRICT_AUGMENT_BUDGET
+        } else {
+            usize::MAX
+        };
+        // One receiver per process (which task a process can take does not depend on the
+        // member): its least-loaded member, if that one has room.
+        let mut receivers: Vec<u32> = Vec::new();
+        for members in &model.proc_members {
+            let least = members
+                .iter()
+                .copied()
+                .min_by_key(|&m| (self.loads.count[m as usize], m));
+            if let Some(m) = least.filter(|&m| self.has_room(m)) {
+                receivers.push(m);
+            }
+        }
+        receivers.sort_unstable_by_key(|&m| (self.loads.count[m as usize], m));
         if receivers.is_empty() {
             return false;
         }
@@ -471,10 +514,11 @@ impl<'m, 'a> Standbys<'m, 'a> {
             for &(_, py) in &targets {
                 for &w in &model.proc_members[py as usize] {
                     for i in 0..self.member_standbys[w as usize].len() {
-                        if self.budget == 0 {
+                        if self.budget == 0 || local == 0 {
                             return false;
                         }
                         self.budget -= 1;
+                        local -= 1;
                         let t2 = self.member_standbys[w as usize][i];
                         if t2 == t || self.holds(t2, pv) {
                             continue;
