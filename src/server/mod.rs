@@ -297,15 +297,30 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
             .map_err(|e| StartError::Other(e.to_string()))?
     };
 
-    let owner = tokio::spawn(owner_loop(
-        state,
-        owner_rx,
-        commit_tx,
-        in_flight,
-        live_tx,
-        shared.clone(),
-        shutdown_rx.clone(),
-    ));
+    // The owner runs on a thread of its own (a current-thread runtime): it never competes with
+    // connection tasks for a worker, and it is the only place the coordinator lives.
+    let owner = {
+        let shared = shared.clone();
+        let shutdown_rx = shutdown_rx.clone();
+        std::thread::Builder::new()
+            .name("groupcoord-owner".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("owner runtime");
+                rt.block_on(owner_loop(
+                    state,
+                    owner_rx,
+                    commit_tx,
+                    in_flight,
+                    live_tx,
+                    shared,
+                    shutdown_rx,
+                ));
+            })
+            .map_err(|e| StartError::Other(e.to_string()))?
+    };
     let acceptor = tokio::spawn(accept_loop(
         listener,
         shared.clone(),
@@ -330,7 +345,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     info!(%addr, http = ?http_addr, data_dir = %opts.data_dir.display(), "groupcoord serving");
     let done = tokio::spawn(async move {
         let _ = acceptor.await;
-        let _ = owner.await;
+        let _ = tokio::task::spawn_blocking(move || owner.join()).await;
         let _ = tokio::task::spawn_blocking(move || commit_thread.join()).await;
         info!("log flushed; server stopped");
     });
@@ -579,10 +594,10 @@ async fn connection(
                         }
                     }
                     let Ok(resps) = rx.await else { return };
-                    let mut out = bytes::BytesMut::new();
+                    let mut out = bytes::BytesMut::with_capacity(headers.len() * 128);
                     for (h, resp) in headers.iter().zip(resps.iter()) {
-                        match wire::encode_response(h, resp) {
-                            Ok(b) => out.extend_from_slice(&b),
+                        match wire::encode_response_into(h, resp, &mut out) {
+                            Ok(()) => {}
                             Err(e) => {
                                 error!(
                                     key = h.api_key,
