@@ -72,7 +72,7 @@ async fn call(
         })
         .await
         .ok()?;
-    match rx.await.ok()?.pop()? {
+    match rx.await.ok()?.resps.pop()? {
         Resp::Heartbeat(r) => Some(r),
         _ => None,
     }

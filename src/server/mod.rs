@@ -93,13 +93,20 @@ pub struct Job {
     /// Requests of one connection, answered together in this order.
     pub items: Vec<(Header, Req)>,
     pub peer: Arc<str>,
-    pub reply: oneshot::Sender<Vec<Resp>>,
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// The answer to a [`Job`]: its requests come back too, so that they are dropped (freed) by the
+/// connection task rather than by the owner.
+pub struct Reply {
+    pub items: Vec<(Header, Req)>,
+    pub resps: Vec<Resp>,
 }
 
 /// What the owner hands to the commit thread.
 struct Commit {
     entries: Vec<LogEntry>,
-    replies: Vec<(oneshot::Sender<Vec<Resp>>, Vec<Resp>)>,
+    replies: Vec<(oneshot::Sender<Reply>, Reply)>,
 }
 
 /// One group in the live view.
@@ -434,7 +441,7 @@ async fn owner_loop(
     let mut seq = 0u64;
     let mut last_publish = Instant::now();
     let publish_every = Duration::from_millis(100);
-    let send = |entries: Vec<LogEntry>, replies: Vec<(oneshot::Sender<Vec<Resp>>, Vec<Resp>)>| {
+    let send = |entries: Vec<LogEntry>, replies: Vec<(oneshot::Sender<Reply>, Reply)>| {
         if entries.is_empty() && in_flight.load(Relaxed) == 0 {
             for (tx, r) in replies {
                 let _ = tx.send(r);
@@ -467,12 +474,12 @@ async fn owner_loop(
                 let mut replies = Vec::with_capacity(n);
                 for job in jobs.drain(..) {
                     let mut resps = Vec::with_capacity(job.items.len());
-                    for (header, req) in job.items {
-                        let h = state.handle(now, &header, &job.peer, req);
+                    for (header, req) in &job.items {
+                        let h = state.handle(now, header, &job.peer, req);
                         entries.extend(h.entries);
                         resps.push(h.resp);
                     }
-                    replies.push((job.reply, resps));
+                    replies.push((job.reply, Reply { items: job.items, resps }));
                 }
                 let hb = std::mem::take(&mut state.counters.heartbeats);
                 let rq = std::mem::take(&mut state.counters.requests);
@@ -562,7 +569,7 @@ async fn accept_loop(
 /// A response slot in a connection's ordered queue.
 enum Slot {
     Ready(Bytes),
-    Wait(Vec<Header>, oneshot::Receiver<Vec<Resp>>),
+    Wait(oneshot::Receiver<Reply>),
     Delayed(Duration, Bytes),
 }
 
@@ -586,16 +593,16 @@ async fn connection(
                     tokio::time::sleep(d).await;
                     b
                 }
-                Slot::Wait(headers, rx) => {
+                Slot::Wait(rx) => {
                     if slot_rx.is_empty() {
                         // Nothing else queued: push out what we have before waiting.
                         if w.flush().await.is_err() {
                             return;
                         }
                     }
-                    let Ok(resps) = rx.await else { return };
-                    let mut out = bytes::BytesMut::with_capacity(headers.len() * 128);
-                    for (h, resp) in headers.iter().zip(resps.iter()) {
+                    let Ok(reply) = rx.await else { return };
+                    let mut out = bytes::BytesMut::with_capacity(reply.resps.len() * 128);
+                    for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
                         match wire::encode_response_into(h, resp, &mut out) {
                             Ok(()) => {}
                             Err(e) => {
@@ -746,7 +753,6 @@ async fn submit(
     slot_tx: &mpsc::Sender<Slot>,
 ) -> bool {
     let items = std::mem::take(batch);
-    let headers: Vec<Header> = items.iter().map(|(h, _)| h.clone()).collect();
     let (tx, rx) = oneshot::channel();
     if shared
         .owner
@@ -760,5 +766,5 @@ async fn submit(
     {
         return false;
     }
-    slot_tx.send(Slot::Wait(headers, rx)).await.is_ok()
+    slot_tx.send(Slot::Wait(rx)).await.is_ok()
 }
