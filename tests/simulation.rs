@@ -97,6 +97,22 @@ fn seed_repro() {
                 serde_json::to_string(&groupcoord::sim::random::random_scenario(seed)).unwrap()
             );
             eprintln!("actions: {}", serde_json::to_string(&f.actions).unwrap());
+            let spec = groupcoord::sim::random::random_scenario(seed);
+            if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
+                let snap = sim.snapshot();
+                eprintln!("group at failure: {}", serde_json::to_string_pretty(&snap.group).unwrap());
+                eprintln!("topics: {:?}", snap.topics);
+                for m in sim.message_log().iter().rev().take(12).rev() {
+                    eprintln!(
+                        "msg {} t={} {} {} -> {}",
+                        m.seq,
+                        m.sent_ms,
+                        m.member_id,
+                        m.fate,
+                        m.error.clone().unwrap_or_default()
+                    );
+                }
+            }
             panic!("{f}");
         }
     }

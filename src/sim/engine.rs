@@ -754,6 +754,10 @@ impl Simulation {
         self.msg_seq += 1;
         let seq = self.msg_seq;
         let (hex, decoded, codec_err) = wire::request_roundtrip(&req);
+        if let Some(e) = &codec_err {
+            self.unexpected_errors
+                .push(format!("t={} {member} request codec: {e}", self.now));
+        }
         let cut = self.members.get(member).is_some_and(|m| m.net_cut);
         self.msg_log.push(MessageLogEntry {
             seq,
@@ -882,6 +886,10 @@ impl Simulation {
                 .collect();
         }
         let (hex, decoded, codec_err) = wire::response_roundtrip(&response);
+        if let Some(e) = &codec_err {
+            self.unexpected_errors
+                .push(format!("t={} {member} response codec: {e}", self.now));
+        }
         let now = self.now;
         let cut = self.members.get(member).is_some_and(|m| m.net_cut);
         if let Some(e) = self.log_entry(seq) {

@@ -362,22 +362,28 @@ impl Runner {
                 })
             }
             11 => {
-                let topics: Vec<(String, i32)> = self
-                    .sim
-                    .spec()
-                    .topics
-                    .keys()
+                // Only a stateless, unrepartitioned subtopology can follow a source partition
+                // increase: changelog and repartition topics keep their partition count, so Kafka
+                // reports INCORRECTLY_PARTITIONED_TOPICS for good (as a real application would).
+                let topo = &self.sim.spec().topology;
+                let repartitioned =
+                    topo.subtopologies.iter().any(|s| !s.repartition_sink_topics.is_empty());
+                let topics: Vec<(String, i32)> = topo
+                    .subtopologies
+                    .iter()
+                    .filter(|s| !repartitioned && s.state_changelog_topics.is_empty())
+                    .flat_map(|s| s.source_topics.iter())
                     .filter_map(|t| self.sim.topics().get(t).map(|p| (t.clone(), *p)))
                     .collect();
+                if topics.is_empty() {
+                    return Ok(());
+                }
                 let (t, p) = topics[self.r.below(topics.len() as u64) as usize].clone();
                 if p >= 16 {
                     return Ok(());
                 }
                 let add = self.r.range(1, 3) as i32;
-                self.act(Action::AddPartitions {
-                    topic: t,
-                    partitions: p + add,
-                })
+                self.act(Action::AddPartitions { topic: t, partitions: p + add })
             }
             12 => {
                 let replicas = self.r.range(0, 1) as i32;
