@@ -100,7 +100,10 @@ fn seed_repro() {
             let spec = groupcoord::sim::random::random_scenario(seed);
             if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
                 let snap = sim.snapshot();
-                eprintln!("group at failure: {}", serde_json::to_string_pretty(&snap.group).unwrap());
+                eprintln!(
+                    "group at failure: {}",
+                    serde_json::to_string_pretty(&snap.group).unwrap()
+                );
                 eprintln!("topics: {:?}", snap.topics);
                 for m in sim.message_log().iter().rev().take(12).rev() {
                     eprintln!(

@@ -91,6 +91,8 @@ pub struct Simulation {
     /// Compare the live coordinator against a replay of the record log after every step.
     replay_check: bool,
     replay_result: Option<(bool, String)>,
+    /// Record count at the last replay check (state only changes through records).
+    replay_checked_records: Option<usize>,
     rng: Pcg64,
     now: i64,
     steps: u64,
@@ -162,6 +164,7 @@ impl Simulation {
             shadow,
             replay_check: true,
             replay_result: None,
+            replay_checked_records: None,
             now: 0,
             steps: 0,
             pending_creations: BTreeSet::new(),
@@ -237,7 +240,7 @@ impl Simulation {
         }
         self.now = target;
         self.steps += 1;
-        if self.replay_check {
+        if self.replay_check && self.replay_checked_records != Some(self.record_log.len()) {
             self.check_replay();
         }
         std::mem::take(&mut self.out)
@@ -352,6 +355,7 @@ impl Simulation {
 
     /// Compare the live coordinator with one that replayed every record so far.
     pub fn check_replay(&mut self) -> bool {
+        self.replay_checked_records = Some(self.record_log.len());
         let live = self.coord.state_hash();
         let replayed = self.shadow.state_hash();
         let ok = live == replayed;
@@ -985,8 +989,31 @@ impl Simulation {
         match reaction {
             Reaction::HeartbeatIn(d) => self.schedule_heartbeat(member, d),
             Reaction::LeaveAndStop => self.leave(member, -1, ClientStatus::Stopped),
+            Reaction::ResyncStatic => {
+                // Leave temporarily (-2) and rejoin once the leave has surely arrived: the
+                // coordinator hands the member its assignment back (spec §3.4 step B).
+                self.send_temporary_leave(member);
+                let delay = self.spec.latency_ms.1 + 1;
+                self.schedule_heartbeat(member, delay);
+            }
             Reaction::Stop => {}
         }
+    }
+
+    /// A static member's leave with epoch -2 that keeps it running (resync).
+    fn send_temporary_leave(&mut self, member: &str) {
+        let group_id = self.spec.group_id.clone();
+        let Some(m) = self.members.get(member) else {
+            return;
+        };
+        let req = StreamsGroupHeartbeatRequest {
+            group_id,
+            member_id: m.member_id.clone(),
+            member_epoch: -2,
+            instance_id: m.instance_id.clone(),
+            ..Default::default()
+        };
+        self.transmit(member, req, true);
     }
 
     /// The member drops its tasks, sends a leave heartbeat with `epoch` and takes `status`.
@@ -1294,6 +1321,7 @@ impl Simulation {
         let timers = c.on_loaded(Millis(self.now));
         self.coord = c;
         self.coord_incarnation += 1;
+        self.replay_checked_records = None;
         self.timers.clear();
         self.apply_timer_changes(timers);
         // In-flight heartbeats are lost: their clients time out and retry.
