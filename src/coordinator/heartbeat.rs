@@ -96,15 +96,14 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
     fn bad(m: impl Into<String>) -> ApiError {
         ApiError::invalid_request(m)
     }
-    if let Some(t) = &req.topology {
-        if t.subtopologies
+    if let Some(t) = &req.topology
+        && t.subtopologies
             .iter()
             .any(|s| !s.source_topic_regex.is_empty())
-        {
-            return Err(bad(
-                "Regular expressions for source topics are not supported yet.",
-            ));
-        }
+    {
+        return Err(bad(
+            "Regular expressions for source topics are not supported yet.",
+        ));
     }
     if blank(&req.member_id) {
         return Err(bad("MemberId can't be empty."));
@@ -285,11 +284,13 @@ fn validate_owned_tasks(
     Ok(())
 }
 
+type OffsetMap = BTreeMap<TaskId, i64>;
+
 /// Soft-state changes of a successful heartbeat, applied after its records.
 struct SoftUpdates {
     configured: Option<ConfiguredTopology>,
     refresh_deadline: Option<(Millis, i32)>,
-    task_offsets: Option<(Option<BTreeMap<TaskId, i64>>, Option<BTreeMap<TaskId, i64>>)>,
+    task_offsets: Option<(Option<OffsetMap>, Option<OffsetMap>)>,
     endpoint_changed: bool,
 }
 
@@ -302,6 +303,8 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        let other_type =
+            self.groups.contains(&req.group_id) && self.groups.streams(&req.group_id).is_none();
         let result = if !self.config.streams_enabled {
             Err(ApiError::new(
                 ErrorCode::UNSUPPORTED_VERSION,
@@ -311,6 +314,13 @@ impl Coordinator {
             validate_topology_topics(req)
                 .and_then(|_| validate_request(req))
                 .and_then(|_| {
+                    if other_type {
+                        // Spec §8: a heartbeat for a group of another type.
+                        return Err(ApiError::new(
+                            ErrorCode::GROUP_ID_NOT_FOUND,
+                            format!("Group {} is not a streams group.", req.group_id),
+                        ));
+                    }
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
                         self.leave(now, req)
                     } else {
@@ -328,7 +338,7 @@ impl Coordinator {
         req: &StreamsGroupHeartbeatRequest,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
-        let Some(group) = self.groups.get_mut(gid) else {
+        let Some(group) = self.groups.streams_mut(gid) else {
             return Err(ApiError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
                 format!("Streams group {gid} not found."),
@@ -396,7 +406,7 @@ impl Coordinator {
     /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
     pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(group) = self.groups.get(group_id) else {
+        let Some(group) = self.groups.streams(group_id) else {
             return out;
         };
         if !group.members.contains_key(member_id) {
@@ -466,9 +476,9 @@ impl Coordinator {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
         let cfg = self.config.for_group(&gid);
-        let group_existed = self.groups.contains_key(&gid);
+        let group_existed = self.groups.contains(&gid);
         let new_group;
-        let group: &StreamsGroup = match self.groups.get(&gid) {
+        let group: &StreamsGroup = match self.groups.streams(&gid) {
             Some(g) => g,
             None if joining => {
                 new_group = StreamsGroup::new(&gid);
@@ -865,7 +875,7 @@ impl Coordinator {
         );
         let group = self
             .groups
-            .get_mut(&gid)
+            .streams_mut(&gid)
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
