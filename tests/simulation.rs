@@ -190,6 +190,14 @@ fn presets_run_clean_and_end_as_described() {
                     .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
             }
         }
+        if spec.name != "topology-upgrade" {
+            assert!(
+                sim.unexpected_errors().is_empty(),
+                "{}: {:?}",
+                spec.name,
+                sim.unexpected_errors()
+            );
+        }
         assert!(!sim.record_log().is_empty());
         assert!(!sim.message_log().is_empty());
     }

@@ -415,6 +415,11 @@ impl Simulation {
         self.members.values()
     }
 
+    #[cfg(test)]
+    pub(crate) fn clients_mut(&mut self) -> impl Iterator<Item = &mut SimMember> {
+        self.members.values_mut()
+    }
+
     pub(crate) fn view(&self) -> &GroupRecordView {
         &self.view
     }

@@ -187,3 +187,54 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
 fn names(t: &TaskSet) -> Vec<String> {
     t.iter().map(|t| t.to_string()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::presets;
+
+    fn failing(sim: &Simulation) -> Vec<String> {
+        check(sim)
+            .into_iter()
+            .filter(|r| !r.ok)
+            .map(|r| r.name)
+            .collect()
+    }
+
+    #[test]
+    fn invariants_hold_on_a_preset_and_catch_a_double_owner() {
+        let (spec, _) = presets()
+            .into_iter()
+            .find(|p| p.0.name == "crash-standby-failover")
+            .unwrap();
+        let mut sim = Simulation::new(spec).unwrap();
+        sim.step(20_000);
+        assert!(failing(&sim).is_empty(), "{:?}", check(&sim));
+        // Make the second client also run the first client's active tasks.
+        let first = sim.clients().next().unwrap().owned.active.clone();
+        assert!(!first.is_empty());
+        let second = sim.clients_mut().nth(1).unwrap();
+        second.owned.active = second.owned.active.union(&first);
+        let f = failing(&sim);
+        assert!(f.contains(&ACTIVE_TASK_SINGLE_OWNER.to_string()), "{f:?}");
+        // The group is Stable and that client is in sync: it no longer runs its target.
+        assert!(
+            f.contains(&STABLE_GROUP_MEMBERS_OWN_TARGET.to_string()),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn standby_with_active_on_one_process_is_caught() {
+        let (spec, _) = presets()
+            .into_iter()
+            .find(|p| p.0.name == "crash-standby-failover")
+            .unwrap();
+        let mut sim = Simulation::new(spec).unwrap();
+        sim.step(20_000);
+        let m = sim.clients_mut().next().unwrap();
+        m.owned.standby = m.owned.active.clone();
+        let f = failing(&sim);
+        assert!(f.contains(&STANDBY_NOT_WITH_ACTIVE.to_string()), "{f:?}");
+    }
+}
