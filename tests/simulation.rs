@@ -29,18 +29,22 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
                     let mut failures = Vec::new();
                     let mut max_conv = 0;
                     let mut bound = 0;
+                    let mut tally = std::collections::BTreeMap::<String, u64>::new();
                     let mut seed = start + k;
                     while seed < start + count {
                         match run_seed(seed) {
                             Ok(r) => {
                                 max_conv = max_conv.max(r.converged_after_ms);
                                 bound = r.bound_ms;
+                                for (k, v) in r.tally {
+                                    *tally.entry(k).or_default() += v;
+                                }
                             }
                             Err(f) => failures.push(f),
                         }
                         seed += threads;
                     }
-                    (failures, max_conv, bound)
+                    (failures, max_conv, bound, tally)
                 })
             })
             .collect();
@@ -52,7 +56,11 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
     let mut failures = Vec::new();
     let mut max_conv = 0;
     let mut bound = 0;
-    for (f, m, b) in results {
+    let mut tally = std::collections::BTreeMap::<String, u64>::new();
+    for (f, m, b, t) in results {
+        for (k, v) in t {
+            *tally.entry(k).or_default() += v;
+        }
         failures.extend(f);
         max_conv = max_conv.max(m);
         bound = bound.max(b);
@@ -63,6 +71,7 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
         t0.elapsed(),
         failures.len()
     );
+    eprintln!("tally: {tally:?}");
     if !failures.is_empty() {
         failures.sort_by_key(|f| f.seed);
         for f in failures.iter().take(10) {

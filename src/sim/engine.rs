@@ -109,6 +109,7 @@ pub struct Simulation {
     view: GroupRecordView,
     timers: BTreeMap<TimerKey, Millis>,
     last_statuses: Vec<String>,
+    loss_percent: u32,
     topology_epoch: i32,
     last_state: String,
     failing: BTreeMap<String, String>,
@@ -178,6 +179,7 @@ impl Simulation {
             actions: Vec::new(),
             timers: BTreeMap::new(),
             last_statuses: Vec::new(),
+            loss_percent: 0,
             last_state: "Dead".to_string(),
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
@@ -505,6 +507,11 @@ impl Simulation {
         lo + (self.rng.next_u64() % (hi - lo + 1) as u64) as i64
     }
 
+    /// Whether a message leg is lost to random loss (draws only when loss is on).
+    fn lost_at_random(&mut self) -> bool {
+        self.loss_percent > 0 && (self.rng.next_u64() % 100) < self.loss_percent as u64
+    }
+
     fn jitter(&mut self, max: i64) -> i64 {
         if max <= 0 {
             0
@@ -767,7 +774,7 @@ impl Simulation {
             self.unexpected_errors
                 .push(format!("t={} {member} request codec: {e}", self.now));
         }
-        let cut = self.members.get(member).is_some_and(|m| m.net_cut);
+        let cut = self.members.get(member).is_some_and(|m| m.net_cut) || self.lost_at_random();
         self.msg_log.push(MessageLogEntry {
             seq,
             sent_ms: self.now,
@@ -900,7 +907,7 @@ impl Simulation {
                 .push(format!("t={} {member} response codec: {e}", self.now));
         }
         let now = self.now;
-        let cut = self.members.get(member).is_some_and(|m| m.net_cut);
+        let cut = self.members.get(member).is_some_and(|m| m.net_cut) || self.lost_at_random();
         if let Some(e) = self.log_entry(seq) {
             e.received_ms = now;
             e.response = serde_json::to_value(&response).ok();
@@ -1208,6 +1215,14 @@ impl Simulation {
                 m.net_cut = false;
             }
             Action::RestartCoordinator => self.restart_coordinator()?,
+            Action::SetMessageLoss { percent } => {
+                if percent > 100 {
+                    return Err(SimError::InvalidAction(format!(
+                        "message loss must be 0-100 %, got {percent}"
+                    )));
+                }
+                self.loss_percent = percent;
+            }
             Action::BumpTopologyEpoch => {
                 self.topology_epoch += 1;
                 let stagger = self

@@ -56,6 +56,10 @@ pub struct SeedReport {
     /// Simulated ms from the end of the faults to convergence.
     pub converged_after_ms: i64,
     pub bound_ms: i64,
+    /// Heartbeat errors and message fates seen (by name), and record causes (first word).
+    pub tally: BTreeMap<String, u64>,
+    /// The actions applied (with the seed's spec, a permalink of the run).
+    pub actions: Vec<TimedAction>,
 }
 
 /// The repro command of a seed.
@@ -448,7 +452,13 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
     let fault_end = run.r.range(30_000, 120_000);
     let mut faults = 0;
     let mut t = run.r.range(2_000, 15_000);
+    let lossy = run.r.chance(1, 2);
     while t < fault_end {
+        if lossy && faults == 1 {
+            let percent = run.r.range(1, 20) as u32;
+            run.run_to(t)?;
+            run.act(Action::SetMessageLoss { percent })?;
+        }
         run.run_to(t)?;
         run.heal_due(false)?;
         run.random_fault()?;
@@ -457,6 +467,9 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
     }
     run.run_to(fault_end)?;
     run.heal_due(true)?;
+    if lossy {
+        run.act(Action::SetMessageLoss { percent: 0 })?;
+    }
     if alive_members(&run.sim).is_empty() {
         // Keep the application running: restart one thread.
         let p = run.sim.spec().processes[0].process_id.clone();
@@ -521,7 +534,30 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
             return Err(run.fail("replay_to(spec, actions, now) gave another state hash".into()));
         }
     }
+    let mut tally: BTreeMap<String, u64> = BTreeMap::new();
+    for m in run.sim.message_log() {
+        *tally.entry(format!("fate {}", m.fate)).or_default() += 1;
+        if let Some(e) = &m.error {
+            let name = e.split(':').next().unwrap_or_default();
+            *tally.entry(format!("error {name}")).or_default() += 1;
+        }
+    }
+    for r in run.sim.record_log() {
+        let cause = r.cause.split(' ').next().unwrap_or_default();
+        *tally.entry(format!("cause {cause}")).or_default() += 1;
+    }
+    for a in run.sim.actions() {
+        let name = serde_json::to_value(&a.action)
+            .ok()
+            .and_then(|v| v.get("action").and_then(|x| x.as_str().map(str::to_string)))
+            .unwrap_or_default();
+        *tally.entry(format!("action {name}")).or_default() += 1;
+    }
+    let resyncs: u32 = run.sim.clients().map(|c| c.resyncs).sum();
+    *tally.entry("client resyncs".to_string()).or_default() += resyncs as u64;
     Ok(SeedReport {
+        actions: run.sim.actions().to_vec(),
+        tally,
         seed,
         faults,
         heartbeats: run.sim.message_log().last().map_or(0, |m| m.seq),
