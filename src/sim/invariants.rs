@@ -10,6 +10,9 @@ use super::engine::Simulation;
 
 /// No active task is owned by two running clients at once (client side).
 pub const ACTIVE_TASK_SINGLE_OWNER: &str = "active-task-single-owner";
+/// Coordinator side: no active task is assigned to, or pending revocation from, two members at
+/// once (spec §4.2: an active task is granted only once every previous owner released it).
+pub const ASSIGNED_ACTIVE_SINGLE_OWNER: &str = "assigned-active-single-owner";
 /// Every member's epoch is at most the group epoch (coordinator side).
 pub const MEMBER_EPOCH_LE_GROUP_EPOCH: &str = "member-epoch-le-group-epoch";
 /// The target assignment epoch is at most the group epoch.
@@ -26,6 +29,7 @@ pub const STANDBY_NOT_WITH_ACTIVE: &str = "standby-not-with-active";
 /// Every invariant name, in display order.
 pub const ALL: &[&str] = &[
     ACTIVE_TASK_SINGLE_OWNER,
+    ASSIGNED_ACTIVE_SINGLE_OWNER,
     MEMBER_EPOCH_LE_GROUP_EPOCH,
     ASSIGNMENT_EPOCH_LE_GROUP_EPOCH,
     STABLE_GROUP_MEMBERS_OWN_TARGET,
@@ -66,6 +70,30 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
         ACTIVE_TASK_SINGLE_OWNER,
         problems,
         format!("{} active tasks, one owner each", owners.len()),
+    ));
+
+    // assigned-active-single-owner
+    let mut owners: BTreeMap<TaskId, &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (id, m) in view.live_members() {
+        let Some(c) = &m.current else { continue };
+        let tasks = c
+            .assigned
+            .active
+            .task_set()
+            .union(&c.pending_revocation.active.task_set());
+        for t in tasks.iter() {
+            if let Some(other) = owners.get(&t) {
+                problems.push(format!("{t} assigned to or revoking from {other} and {id}"));
+            } else {
+                owners.insert(t, id);
+            }
+        }
+    }
+    out.push(result(
+        ASSIGNED_ACTIVE_SINGLE_OWNER,
+        problems,
+        format!("{} active tasks assigned, one owner each", owners.len()),
     ));
 
     // member-epoch-le-group-epoch
