@@ -391,6 +391,7 @@ impl Coordinator {
             assignor_name: &cfg.assignor_name,
             now,
             initial_delay_pending: false,
+            updated_member_offsets: None,
             assignment_interval_ms: 0,
         });
         if let Ok(r) = result {
