@@ -149,6 +149,13 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
             "0".to_string(),
         );
     }
+    if r.chance(1, 2) {
+        let rebalance = r.range(10, 60) * 1000;
+        configs.insert(
+            "sim.rebalance.timeout.ms".to_string(),
+            rebalance.to_string(),
+        );
+    }
     let lo = r.range(0, 20);
     let hi = lo + r.range(0, 200);
     ScenarioSpec {
@@ -324,7 +331,9 @@ impl Runner {
             }
             5..=7 if !alive.is_empty() => {
                 let m = pick(&mut self.r, &alive);
-                let heal = self.sim.now() + self.r.range(1000, 30_000);
+                // Up to a minute: long enough for rebalance and session timeouts to fence the
+                // member while its client still runs (the zombie case).
+                let heal = self.sim.now() + self.r.range(1000, 60_000);
                 self.heals.push((heal, m.clone()));
                 self.act(Action::CutNetwork { member: m })
             }
