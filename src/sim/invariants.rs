@@ -1,9 +1,9 @@
 //! Safety invariants checked after every simulation event. The names show in the explorer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::records::MemberState;
-use crate::types::{TaskId, TaskSet};
+use crate::types::TaskSet;
 
 use super::api::InvariantResult;
 use super::engine::Simulation;
@@ -55,14 +55,14 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     let mut out = Vec::with_capacity(ALL.len());
 
     // active-task-single-owner
-    let mut owners: BTreeMap<TaskId, &str> = BTreeMap::new();
+    let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
     let mut problems = Vec::new();
     for m in sim.clients().filter(|m| m.is_alive()) {
-        for t in m.owned.active.iter() {
-            if let Some(other) = owners.get(&t) {
-                problems.push(format!("{t} active on {other} and {}", m.member_id));
-            } else {
-                owners.insert(t, &m.member_id);
+        for (sub, parts) in m.owned.active.subtopologies() {
+            for p in parts {
+                if let Some(other) = owners.insert((sub, *p), &m.member_id) {
+                    problems.push(format!("{sub}_{p} active on {other} and {}", m.member_id));
+                }
             }
         }
     }
@@ -73,20 +73,22 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     ));
 
     // assigned-active-single-owner
-    let mut owners: BTreeMap<TaskId, &str> = BTreeMap::new();
+    let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
     let mut problems = Vec::new();
     for (id, m) in view.live_members() {
         let Some(c) = &m.current else { continue };
-        let tasks = c
+        let both = c
             .assigned
             .active
-            .task_set()
-            .union(&c.pending_revocation.active.task_set());
-        for t in tasks.iter() {
-            if let Some(other) = owners.get(&t) {
-                problems.push(format!("{t} assigned to or revoking from {other} and {id}"));
-            } else {
-                owners.insert(t, id);
+            .iter()
+            .chain(c.pending_revocation.active.iter());
+        for (sub, p, _) in both {
+            if let Some(other) = owners.insert((sub, p), id)
+                && other != id
+            {
+                problems.push(format!(
+                    "{sub}_{p} assigned to or revoking from {other} and {id}"
+                ));
             }
         }
     }
@@ -175,41 +177,52 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
 
     // standby-not-with-active
     let mut problems = Vec::new();
-    let mut by_process: BTreeMap<&str, (TaskSet, TaskSet)> = BTreeMap::new();
+    type Roles<'a> = (BTreeSet<(&'a str, i32)>, Vec<(&'a str, i32)>);
+    let mut by_process: BTreeMap<&str, Roles<'_>> = BTreeMap::new();
     for m in sim.clients().filter(|m| m.is_alive()) {
         let e = by_process.entry(m.process_id.as_str()).or_default();
-        e.0 = e.0.union(&m.owned.active);
-        e.1 = e.1.union(&m.owned.standby).union(&m.owned.warmup);
+        collect(&m.owned.active, |t| {
+            e.0.insert(t);
+        });
+        collect(&m.owned.standby, |t| e.1.push(t));
+        collect(&m.owned.warmup, |t| e.1.push(t));
     }
     for (p, (a, s)) in &by_process {
-        let both = a.intersection(s);
-        if !both.is_empty() {
+        for (sub, part) in s.iter().filter(|t| a.contains(t)) {
             problems.push(format!(
-                "process {p} runs {:?} as active and standby",
-                names(&both)
+                "process {p} runs {sub}_{part} as active and standby"
             ));
         }
     }
-    let mut targets: BTreeMap<&str, (TaskSet, TaskSet)> = BTreeMap::new();
+    let mut targets: BTreeMap<&str, Roles<'_>> = BTreeMap::new();
     for (id, m) in view.live_members() {
         let (Some(md), Some(t)) = (&m.metadata, view.targets.get(id)) else {
             continue;
         };
         let e = targets.entry(md.process_id.as_str()).or_default();
-        e.0 = e.0.union(&t.active);
-        e.1 = e.1.union(&t.standby).union(&t.warmup);
+        collect(&t.active, |t| {
+            e.0.insert(t);
+        });
+        collect(&t.standby, |t| e.1.push(t));
+        collect(&t.warmup, |t| e.1.push(t));
     }
     for (p, (a, s)) in &targets {
-        let both = a.intersection(s);
-        if !both.is_empty() {
+        for (sub, part) in s.iter().filter(|t| a.contains(t)) {
             problems.push(format!(
-                "target gives process {p} {:?} as active and standby",
-                names(&both)
+                "target gives process {p} {sub}_{part} as active and standby"
             ));
         }
     }
     out.push(result(STANDBY_NOT_WITH_ACTIVE, problems, "ok".to_string()));
     out
+}
+
+fn collect<'a>(t: &'a TaskSet, mut f: impl FnMut((&'a str, i32))) {
+    for (sub, parts) in t.subtopologies() {
+        for p in parts {
+            f((sub, *p));
+        }
+    }
 }
 
 fn names(t: &TaskSet) -> Vec<String> {
