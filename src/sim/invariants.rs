@@ -15,6 +15,8 @@ pub const ACTIVE_TASK_SINGLE_OWNER: &str = "active-task-single-owner";
 pub const ASSIGNED_ACTIVE_SINGLE_OWNER: &str = "assigned-active-single-owner";
 /// Every member's epoch is at most the group epoch (coordinator side).
 pub const MEMBER_EPOCH_LE_GROUP_EPOCH: &str = "member-epoch-le-group-epoch";
+/// Group and assignment epochs never go down while the group exists (records in order).
+pub const EPOCHS_MONOTONIC: &str = "epochs-monotonic";
 /// The target assignment epoch is at most the group epoch.
 pub const ASSIGNMENT_EPOCH_LE_GROUP_EPOCH: &str = "assignment-epoch-le-group-epoch";
 /// In a Stable group every member is assigned exactly its target, and every client that is in
@@ -32,6 +34,7 @@ pub const ALL: &[&str] = &[
     ASSIGNED_ACTIVE_SINGLE_OWNER,
     MEMBER_EPOCH_LE_GROUP_EPOCH,
     ASSIGNMENT_EPOCH_LE_GROUP_EPOCH,
+    EPOCHS_MONOTONIC,
     STABLE_GROUP_MEMBERS_OWN_TARGET,
     STANDBY_NOT_WITH_ACTIVE,
     REPLAY_EQUALS_LIVE,
@@ -132,6 +135,13 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
             "assignment epoch {}, group epoch {}",
             view.assignment_epoch, view.group_epoch
         ),
+    ));
+
+    // epochs-monotonic
+    out.push(result(
+        EPOCHS_MONOTONIC,
+        view.epoch_regressions.clone(),
+        "no epoch went down".to_string(),
     ));
 
     // stable-group-members-own-target
