@@ -126,12 +126,17 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         subs.push(s2);
     }
     let n = r.range(1, 4);
+    let tagged = r.chance(1, 4);
     let processes = (1..=n)
         .map(|i| ProcessSpec {
             process_id: format!("p{i}"),
             threads: r.range(1, 2) as u32,
             rack: r.chance(1, 2).then(|| format!("r{}", i % 2)),
-            client_tags: BTreeMap::new(),
+            client_tags: if tagged && r.chance(3, 4) {
+                BTreeMap::from([("zone".to_string(), format!("z{}", r.below(2)))])
+            } else {
+                BTreeMap::new()
+            },
             static_members: r.chance(1, 3),
             start_at_ms: r.range(0, 3000),
         })
@@ -302,7 +307,7 @@ impl Runner {
     fn random_fault(&mut self) -> Result<(), SeedFailure> {
         let alive = alive_members(&self.sim);
         let pick = |r: &mut R, v: &[String]| v[r.below(v.len() as u64) as usize].clone();
-        let roll = self.r.below(15);
+        let roll = self.r.below(16);
         match roll {
             0 | 1 if alive.len() > 1 => {
                 let m = pick(&mut self.r, &alive);
@@ -423,6 +428,16 @@ impl Runner {
                 }
                 let m = pick(&mut self.r, &down);
                 self.act(Action::RestartMember { member: m })
+            }
+            15 => {
+                let name = if self.r.chance(1, 2) {
+                    "mock"
+                } else {
+                    "sticky"
+                };
+                self.act(Action::SetAssignor {
+                    name: name.to_string(),
+                })
             }
             _ => Ok(()),
         }
