@@ -271,3 +271,65 @@ fn repro_command_names_the_seed() {
     assert!(repro_command(42).contains("GROUPCOORD_SEED=42"));
     assert!(repro_command(42).contains("seed_repro"));
 }
+
+/// Spec §3.3/§3.4 B: a static member that leaves with -2 and rejoins under a new member id gets
+/// its tasks back without a rebalance of the others.
+#[test]
+fn static_bounce_gives_the_tasks_back() {
+    let (spec, actions) = presets()
+        .into_iter()
+        .find(|p| p.0.name == "rolling-bounce")
+        .unwrap();
+    let mut sim = Simulation::new(spec).unwrap();
+    sim.step_to(19_000);
+    let before = |sim: &Simulation| {
+        let snap = sim.snapshot();
+        snap.group
+            .members
+            .iter()
+            .filter(|m| m.client_status == "alive")
+            .map(|m| {
+                (
+                    m.instance_id.clone().unwrap(),
+                    (m.owned_active.clone(), m.owned_standby.clone()),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let start = before(&sim);
+    assert_eq!(start.len(), 3);
+    for a in &actions {
+        sim.step_to(a.at_ms);
+        sim.apply(a.action.clone()).unwrap();
+    }
+    sim.step_to(100_000);
+    sim.convergence().unwrap();
+    assert_eq!(before(&sim), start);
+    // Three bounces, three new incarnations, and no group epoch bump for any of them.
+    let snap = sim.snapshot();
+    assert!(
+        snap.group
+            .members
+            .iter()
+            .all(|m| m.member_id.ends_with("-2"))
+    );
+    let epochs: Vec<i32> = sim
+        .record_log()
+        .iter()
+        .filter_map(|r| match &r.record {
+            groupcoord::records::Record::GroupMetadata { value: Some(v), .. } => Some(v.epoch),
+            _ => None,
+        })
+        .collect();
+    let last_before = sim
+        .record_log()
+        .iter()
+        .filter(|r| r.at_ms < 19_000)
+        .filter(|r| matches!(r.record, groupcoord::records::Record::GroupMetadata { .. }))
+        .count();
+    assert_eq!(
+        epochs.len(),
+        last_before,
+        "a static bounce bumped the group epoch: {epochs:?}"
+    );
+}
