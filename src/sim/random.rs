@@ -594,8 +594,17 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
 /// Run `count` seeds from `start`; the first failure stops the run. For the CLI
 /// `groupcoord simulate --seeds N --start S`.
 pub fn run_seeds(start: u64, count: u64) -> Result<(), SeedFailure> {
+    run_seeds_with(start, count, |_| {})
+}
+
+/// [`run_seeds`] with a callback after every passing seed (progress output).
+pub fn run_seeds_with(
+    start: u64,
+    count: u64,
+    mut on_seed: impl FnMut(&SeedReport),
+) -> Result<(), SeedFailure> {
     for seed in start..start.saturating_add(count) {
-        run_seed(seed)?;
+        on_seed(&run_seed(seed)?);
     }
     Ok(())
 }
