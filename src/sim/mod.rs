@@ -33,7 +33,7 @@
 //! `assignment-epoch-le-group-epoch`, `epochs-monotonic`, `stable-group-members-own-target`,
 //! `standby-not-with-active`, `replay-equals-live`.
 //!
-//! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets`].
+//! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
 
 pub mod api;
 mod client;
