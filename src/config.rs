@@ -99,9 +99,17 @@ pub struct EffectiveGroupConfig {
 impl CoordinatorConfig {
     /// The effective configs of a group.
     pub fn for_group(&self, group_id: &str) -> EffectiveGroupConfig {
-        let o = self.group_overrides.get(group_id).cloned().unwrap_or_default();
+        let o = self
+            .group_overrides
+            .get(group_id)
+            .cloned()
+            .unwrap_or_default();
         let clamp = |v: i32, lo: i32, hi: i32| v.max(lo).min(hi.max(lo));
-        let default_assignor = self.assignors.first().cloned().unwrap_or_else(|| "sticky".into());
+        let default_assignor = self
+            .assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "sticky".into());
         let assignor_name = o
             .assignor_name
             .filter(|n| self.assignors.iter().any(|a| a == n))
@@ -113,7 +121,13 @@ impl CoordinatorConfig {
                 .unwrap_or(self.session_timeout_ms),
             heartbeat_interval_ms: o
                 .heartbeat_interval_ms
-                .map(|v| clamp(v, self.min_heartbeat_interval_ms, self.max_heartbeat_interval_ms))
+                .map(|v| {
+                    clamp(
+                        v,
+                        self.min_heartbeat_interval_ms,
+                        self.max_heartbeat_interval_ms,
+                    )
+                })
                 .unwrap_or(self.heartbeat_interval_ms),
             num_standby_replicas: o
                 .num_standby_replicas
@@ -126,7 +140,11 @@ impl CoordinatorConfig {
             assignment_interval_ms: o
                 .assignment_interval_ms
                 .map(|v| {
-                    clamp(v, self.min_assignment_interval_ms, self.max_assignment_interval_ms)
+                    clamp(
+                        v,
+                        self.min_assignment_interval_ms,
+                        self.max_assignment_interval_ms,
+                    )
                 })
                 .unwrap_or(self.assignment_interval_ms),
             assignor_name,
@@ -153,7 +171,10 @@ impl EffectiveGroupConfig {
     /// The epoch-relevant assignment configs (spec §3.9), sorted by key.
     pub fn assignment_configs_map(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
-        m.insert("num.standby.replicas".to_string(), self.num_standby_replicas.to_string());
+        m.insert(
+            "num.standby.replicas".to_string(),
+            self.num_standby_replicas.to_string(),
+        );
         if !self.rack_aware_assignment_tags.is_empty() {
             m.insert(
                 "rack.aware.assignment.tags".to_string(),

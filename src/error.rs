@@ -108,7 +108,10 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: Some(message.into()) }
+        ApiError {
+            code,
+            message: Some(message.into()),
+        }
     }
 
     pub fn invalid_request(message: impl Into<String>) -> Self {
@@ -117,6 +120,9 @@ impl ApiError {
 
     /// `UNKNOWN_SERVER_ERROR` carries no message on the wire (spec §1.6).
     pub fn unknown_server_error() -> Self {
-        ApiError { code: ErrorCode::UNKNOWN_SERVER_ERROR, message: None }
+        ApiError {
+            code: ErrorCode::UNKNOWN_SERVER_ERROR,
+            message: None,
+        }
     }
 }

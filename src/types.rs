@@ -38,7 +38,10 @@ pub struct TaskId {
 
 impl TaskId {
     pub fn new(subtopology: impl Into<String>, partition: i32) -> Self {
-        TaskId { subtopology: subtopology.into(), partition }
+        TaskId {
+            subtopology: subtopology.into(),
+            partition,
+        }
     }
 }
 
@@ -69,7 +72,9 @@ impl TaskSet {
     }
 
     pub fn contains(&self, subtopology: &str, partition: i32) -> bool {
-        self.0.get(subtopology).is_some_and(|p| p.contains(&partition))
+        self.0
+            .get(subtopology)
+            .is_some_and(|p| p.contains(&partition))
     }
 
     pub fn contains_task(&self, task: &TaskId) -> bool {
@@ -80,14 +85,17 @@ impl TaskSet {
         match self.0.get_mut(subtopology) {
             Some(p) => p.insert(partition),
             None => {
-                self.0.insert(subtopology.to_string(), BTreeSet::from([partition]));
+                self.0
+                    .insert(subtopology.to_string(), BTreeSet::from([partition]));
                 true
             }
         }
     }
 
     pub fn remove(&mut self, subtopology: &str, partition: i32) -> bool {
-        let Some(p) = self.0.get_mut(subtopology) else { return false };
+        let Some(p) = self.0.get_mut(subtopology) else {
+            return false;
+        };
         let removed = p.remove(&partition);
         if p.is_empty() {
             self.0.remove(subtopology);
@@ -101,13 +109,18 @@ impl TaskSet {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.0.iter().flat_map(|(s, ps)| ps.iter().map(move |p| TaskId::new(s.clone(), *p)))
+        self.0
+            .iter()
+            .flat_map(|(s, ps)| ps.iter().map(move |p| TaskId::new(s.clone(), *p)))
     }
 
     pub fn union(&self, other: &TaskSet) -> TaskSet {
         let mut out = self.clone();
         for (s, ps) in &other.0 {
-            out.0.entry(s.clone()).or_default().extend(ps.iter().copied());
+            out.0
+                .entry(s.clone())
+                .or_default()
+                .extend(ps.iter().copied());
         }
         out
     }
@@ -137,11 +150,15 @@ impl TaskSet {
     }
 
     pub fn is_subset(&self, other: &TaskSet) -> bool {
-        self.0.iter().all(|(s, ps)| ps.iter().all(|p| other.contains(s, *p)))
+        self.0
+            .iter()
+            .all(|(s, ps)| ps.iter().all(|p| other.contains(s, *p)))
     }
 
     pub fn intersects(&self, other: &TaskSet) -> bool {
-        self.0.iter().any(|(s, ps)| ps.iter().any(|p| other.contains(s, *p)))
+        self.0
+            .iter()
+            .any(|(s, ps)| ps.iter().any(|p| other.contains(s, *p)))
     }
 
     /// From the wire form. Duplicates collapse; empty partition lists leave no entry.
@@ -197,15 +214,22 @@ impl ActiveTasks {
     }
 
     pub fn contains(&self, subtopology: &str, partition: i32) -> bool {
-        self.0.get(subtopology).is_some_and(|p| p.contains_key(&partition))
+        self.0
+            .get(subtopology)
+            .is_some_and(|p| p.contains_key(&partition))
     }
 
     pub fn epoch_of(&self, subtopology: &str, partition: i32) -> Option<i32> {
-        self.0.get(subtopology).and_then(|p| p.get(&partition).copied())
+        self.0
+            .get(subtopology)
+            .and_then(|p| p.get(&partition).copied())
     }
 
     pub fn insert(&mut self, subtopology: &str, partition: i32, epoch: i32) {
-        self.0.entry(subtopology.to_string()).or_default().insert(partition, epoch);
+        self.0
+            .entry(subtopology.to_string())
+            .or_default()
+            .insert(partition, epoch);
     }
 
     pub fn remove(&mut self, subtopology: &str, partition: i32) -> Option<i32> {
@@ -219,7 +243,9 @@ impl ActiveTasks {
 
     /// (subtopology, partition, epoch), sorted.
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, i32)> {
-        self.0.iter().flat_map(|(s, ps)| ps.iter().map(move |(p, e)| (s.as_str(), *p, *e)))
+        self.0
+            .iter()
+            .flat_map(|(s, ps)| ps.iter().map(move |(p, e)| (s.as_str(), *p, *e)))
     }
 
     pub fn subtopologies(&self) -> impl Iterator<Item = (&str, &BTreeMap<i32, i32>)> {
@@ -299,10 +325,16 @@ mod tests {
 
     #[test]
     fn task_set_set_algebra() {
-        let a: TaskSet = [TaskId::new("0", 0), TaskId::new("0", 1), TaskId::new("1", 0)]
+        let a: TaskSet = [
+            TaskId::new("0", 0),
+            TaskId::new("0", 1),
+            TaskId::new("1", 0),
+        ]
+        .into_iter()
+        .collect();
+        let b: TaskSet = [TaskId::new("0", 1), TaskId::new("2", 0)]
             .into_iter()
             .collect();
-        let b: TaskSet = [TaskId::new("0", 1), TaskId::new("2", 0)].into_iter().collect();
         assert_eq!(a.intersection(&b).len(), 1);
         assert_eq!(a.difference(&b).len(), 2);
         assert_eq!(a.union(&b).len(), 4);

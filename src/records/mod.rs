@@ -33,13 +33,27 @@ pub mod record_type {
 #[non_exhaustive]
 pub enum Record {
     /// Type 17.
-    GroupMetadata { group_id: String, value: Option<GroupMetadataValue> },
+    GroupMetadata {
+        group_id: String,
+        value: Option<GroupMetadataValue>,
+    },
     /// Type 19.
-    MemberMetadata { group_id: String, member_id: String, value: Option<MemberMetadataValue> },
+    MemberMetadata {
+        group_id: String,
+        member_id: String,
+        value: Option<MemberMetadataValue>,
+    },
     /// Type 20.
-    TargetAssignmentMetadata { group_id: String, value: Option<TargetAssignmentMetadataValue> },
+    TargetAssignmentMetadata {
+        group_id: String,
+        value: Option<TargetAssignmentMetadataValue>,
+    },
     /// Type 21.
-    TargetAssignmentMember { group_id: String, member_id: String, value: Option<TasksTuple> },
+    TargetAssignmentMember {
+        group_id: String,
+        member_id: String,
+        value: Option<TasksTuple>,
+    },
     /// Type 22.
     CurrentMemberAssignment {
         group_id: String,
@@ -47,9 +61,17 @@ pub enum Record {
         value: Option<CurrentMemberAssignmentValue>,
     },
     /// Type 23.
-    Topology { group_id: String, value: Option<StreamsTopology> },
+    Topology {
+        group_id: String,
+        value: Option<StreamsTopology>,
+    },
     /// Type 1 (committed offsets, spec §8).
-    OffsetCommit { group_id: String, topic: String, partition: i32, value: Option<OffsetCommitValue> },
+    OffsetCommit {
+        group_id: String,
+        topic: String,
+        partition: i32,
+        value: Option<OffsetCommitValue>,
+    },
 }
 
 impl Record {
@@ -109,7 +131,9 @@ impl Record {
             Record::MemberMetadata { member_id, .. }
             | Record::TargetAssignmentMember { member_id, .. }
             | Record::CurrentMemberAssignment { member_id, .. } => member_id.clone(),
-            Record::OffsetCommit { topic, partition, .. } => format!("{topic}-{partition}"),
+            Record::OffsetCommit {
+                topic, partition, ..
+            } => format!("{topic}-{partition}"),
             _ => String::new(),
         };
         let mut s = if key.is_empty() {

@@ -62,25 +62,52 @@ fn yes() -> bool {
 #[serde(tag = "action", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Action {
-    AddMember { process_id: String },
-    AddProcess { process: ProcessSpec },
+    AddMember {
+        process_id: String,
+    },
+    AddProcess {
+        process: ProcessSpec,
+    },
     /// Stops heartbeating without leaving; the session timeout fences it.
-    CrashMember { member: String },
-    LeaveMember { member: String },
+    CrashMember {
+        member: String,
+    },
+    LeaveMember {
+        member: String,
+    },
     /// Static member: leave with epoch -2, then rejoin after `down_ms`.
-    StaticBounce { member: String, down_ms: i64 },
+    StaticBounce {
+        member: String,
+        down_ms: i64,
+    },
     /// Heartbeats of this member are lost (both directions) until healed.
-    CutNetwork { member: String },
-    HealNetwork { member: String },
+    CutNetwork {
+        member: String,
+    },
+    HealNetwork {
+        member: String,
+    },
     /// Drop the coordinator's memory and rebuild it by replaying the record log.
     RestartCoordinator,
     /// Every member restarts with the topology epoch + 1 (a rolling upgrade).
     BumpTopologyEpoch,
-    AddPartitions { topic: String, partitions: i32 },
-    CreateTopic { topic: String, partitions: i32 },
-    RequestShutdown { member: String },
-    SetStandbyReplicas { replicas: i32 },
-    SetAssignor { name: String },
+    AddPartitions {
+        topic: String,
+        partitions: i32,
+    },
+    CreateTopic {
+        topic: String,
+        partitions: i32,
+    },
+    RequestShutdown {
+        member: String,
+    },
+    SetStandbyReplicas {
+        replicas: i32,
+    },
+    SetAssignor {
+        name: String,
+    },
 }
 
 /// An action with the simulated time at which it was applied (permalinks, step back).
@@ -199,9 +226,28 @@ pub struct InvariantResult {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SimEvent {
-    Heartbeat { seq: u64, member_id: String, at_ms: i64, error: Option<String> },
-    Timer { at_ms: i64, timer: String },
-    Action { at_ms: i64, action: Action },
-    StateChange { at_ms: i64, from: String, to: String },
-    InvariantViolated { at_ms: i64, name: String, detail: String },
+    Heartbeat {
+        seq: u64,
+        member_id: String,
+        at_ms: i64,
+        error: Option<String>,
+    },
+    Timer {
+        at_ms: i64,
+        timer: String,
+    },
+    Action {
+        at_ms: i64,
+        action: Action,
+    },
+    StateChange {
+        at_ms: i64,
+        from: String,
+        to: String,
+    },
+    InvariantViolated {
+        at_ms: i64,
+        name: String,
+        detail: String,
+    },
 }

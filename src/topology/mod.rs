@@ -65,7 +65,12 @@ impl StreamsTopology {
     /// Converted 1:1 from the heartbeat request (list order preserved; unknown tags dropped).
     pub fn from_request(t: &protocol::Topology) -> StreamsTopology {
         fn kv(v: &[protocol::KeyValue]) -> Vec<KeyValue> {
-            v.iter().map(|k| KeyValue { key: k.key.clone(), value: k.value.clone() }).collect()
+            v.iter()
+                .map(|k| KeyValue {
+                    key: k.key.clone(),
+                    value: k.value.clone(),
+                })
+                .collect()
         }
         fn topic(v: &[protocol::TopicInfo]) -> Vec<TopicInfo> {
             v.iter()
