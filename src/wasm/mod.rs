@@ -53,9 +53,8 @@ fn seq(v: Option<f64>) -> u64 {
         .unwrap_or(0)
 }
 
-/// Installs the panic hook (a panic shows its message in the console) once per module instance.
-#[wasm_bindgen(start)]
-pub fn start() {
+/// Installs the panic hook (a panic shows its message in the console); cheap after the first call.
+fn hook() {
     console_error_panic_hook::set_once();
 }
 
@@ -88,6 +87,7 @@ impl WasmSimulation {
     /// A new simulation from a `ScenarioSpec` (object or JSON string).
     #[wasm_bindgen(constructor)]
     pub fn new(spec: JsValue) -> Result<WasmSimulation, JsError> {
+        hook();
         let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
         Self::build(spec)
     }
@@ -101,6 +101,7 @@ impl WasmSimulation {
     /// A new simulation from a preset's spec and (timed) actions, replayed to time 0.
     #[wasm_bindgen(js_name = fromPreset)]
     pub fn from_preset(name: &str) -> Result<WasmSimulation, JsError> {
+        hook();
         let (spec, actions) = presets()
             .into_iter()
             .find(|(s, _)| s.name == name)
@@ -112,6 +113,7 @@ impl WasmSimulation {
 
     /// `[{name, description, spec, actions}]` of every preset.
     pub fn presets() -> Result<JsValue, JsError> {
+        hook();
         let p = presets();
         let v: Vec<PresetInfo> = p
             .iter()
@@ -128,6 +130,7 @@ impl WasmSimulation {
     /// Re-creates the run of `spec` with `actions` (each applied at its `at_ms`) up to time `t`.
     #[wasm_bindgen(js_name = replayTo)]
     pub fn replay_to(spec: JsValue, actions: JsValue, t: f64) -> Result<WasmSimulation, JsError> {
+        hook();
         let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
         let actions: Vec<TimedAction> = from_js(actions, "actions")?;
         let t = ms(t, "t")?;

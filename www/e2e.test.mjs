@@ -1,0 +1,137 @@
+// End-to-end test of the explorer in headless Chromium (playwright-core, no browser download).
+// Run from www/: node --test e2e.test.mjs   (needs www/pkg: pkg-scripts/build-wasm.sh)
+// Screenshots go to ../test-output/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from './serve.mjs';
+
+const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+let server, browser, base;
+const errors = [];
+
+before(async () => {
+  await mkdir(OUT, { recursive: true });
+  server = await startServer(0);
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function open(url) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`); });
+  // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
+  page.on('response', (r) => { if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith('/api/')) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
+  return page;
+}
+
+const groupState = (page) => page.textContent('[data-testid=group-state]');
+const now = (page) => page.evaluate(() => window.explorer.driver.now);
+const setSpeed = (page, v) => page.$eval('[data-testid=speed]', (el, val) => { el.value = val; el.dispatchEvent(new Event('input')); }, String(v));
+
+test('explore a run: add members, crash one, step back, permalink', async () => {
+  const page = await open(`${base}?preset=empty`);
+  assert.equal(await groupState(page), 'Empty');
+
+  // Three members (three one-thread processes), then play fast until Stable.
+  for (let i = 0; i < 3; i++) await page.click('[data-testid=add-process]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length === 3);
+  await setSpeed(page, 2);
+  await page.click('[data-testid=play]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=group-state]').textContent === 'Stable'
+    && document.querySelector('[data-testid=member-count]').textContent === '3', null, { timeout: 20000 });
+  await page.click('[data-testid=play]'); // pause
+  await page.screenshot({ path: `${OUT}01-stable-3-members.png` });
+
+  // Crash the first member from its context menu.
+  const victim = await page.getAttribute('[data-testid=member-card] >> nth=0', 'data-member');
+  const victimTasks = await page.evaluate((id) => window.explorer.driver.last.snapshot.group.members.find((m) => m.member_id === id).active, victim);
+  assert.ok(victimTasks.length > 0, 'the victim owns tasks');
+  await page.click('[data-testid=member-card] >> nth=0', { button: 'right' });
+  await page.click('[data-testid=menu-crash_member]');
+  await page.waitForSelector('[data-testid=member-card].crashed');
+  await page.click('[data-testid=play]');
+  // Its tasks move to the two survivors and the group is Stable again.
+  await page.waitForFunction(({ id, tasks }) => {
+    const g = window.explorer.driver.last.snapshot.group;
+    const others = g.members.filter((m) => m.member_id !== id && m.state);
+    return g.state === 'Stable' && tasks.every((t) => others.some((m) => m.active.includes(t)));
+  }, { id: victim, tasks: victimTasks }, { timeout: 30000 });
+  await page.click('[data-testid=play]');
+  await page.waitForTimeout(100);
+  // The grid shows two member columns, every cell at its target.
+  const cols = await page.$$eval('[data-testid=grid] thead th', (th) => th.length - 1);
+  assert.equal(cols, 2);
+  assert.equal(await page.getAttribute('[data-testid=grid-summary]', 'data-mismatch'), '0');
+  const invOk = await page.getAttribute('[data-testid=invariants]', 'data-ok');
+  assert.equal(invOk, 'true');
+  await page.screenshot({ path: `${OUT}02-after-crash-failover.png` });
+
+  // Step back (replay from the seed to the previous event).
+  const t1 = await now(page);
+  await page.click('[data-testid=step-back]');
+  await page.waitForFunction((t) => window.explorer.driver.now < t, t1);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForTimeout(200);
+  assert.ok((await now(page)) < t1);
+  await page.screenshot({ path: `${OUT}03-stepped-back.png` });
+
+  // Forward again a little, then a permalink reproduces the same state hash in a new page.
+  await page.keyboard.press('ArrowRight');
+  await page.waitForTimeout(100);
+  const hash = await page.textContent('[data-testid=state-hash]');
+  assert.match(hash, /^[0-9a-z]+$/i);
+  await page.click('#permalink');
+  await page.waitForFunction(() => location.hash.startsWith('#pl='));
+  const url = await page.evaluate(() => location.href);
+  const page2 = await open(url);
+  await page2.waitForSelector('[data-testid=repro]');
+  assert.equal(await page2.textContent('[data-testid=state-hash]'), hash);
+  assert.equal(await page2.getAttribute('[data-testid=repro]', 'data-ok'), 'true');
+  await page2.screenshot({ path: `${OUT}04-permalink-reproduced.png`, fullPage: true });
+
+  // Help overlay and the side-by-side view render.
+  await page2.keyboard.press('?');
+  assert.equal(await page2.isVisible('#help'), true);
+  await page2.screenshot({ path: `${OUT}05-help.png` });
+  await page2.keyboard.press('Escape');
+  await page2.click('[data-testid=tab-compare]');
+  await page2.waitForFunction(() => document.querySelector('[data-testid=compare-diff]').textContent.includes('placed'));
+  await page2.screenshot({ path: `${OUT}06-side-by-side.png`, fullPage: true });
+  // Live mode degrades gracefully on a static server.
+  await page2.click('[data-testid=tab-live]');
+  await page2.waitForSelector('[data-testid=live-unavailable]');
+  await page2.screenshot({ path: `${OUT}07-live-unavailable.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('every preset loads and plays without errors', async () => {
+  const page = await open(base);
+  const names = await page.$$eval('[data-testid=preset] option', (o) => o.map((x) => x.value));
+  assert.ok(names.length >= 2);
+  await setSpeed(page, 2.5);
+  for (const name of names) {
+    await page.selectOption('[data-testid=preset]', name);
+    await page.click('[data-testid=play]');
+    await page.waitForFunction(() => window.explorer.driver.now > 60000, null, { timeout: 20000 });
+    await page.click('[data-testid=play]');
+    const g = await page.evaluate(() => window.explorer.driver.last.snapshot.group.state);
+    assert.ok(g, `${name}: state ${g}`);
+    await page.screenshot({ path: `${OUT}preset-${name}.png` });
+  }
+  assert.deepEqual(errors, []);
+});
