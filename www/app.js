@@ -102,16 +102,19 @@ function resetViews() {
 
 function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
 
+const T = {};
+function timed(k, fn) { const t0 = performance.now(); fn(); T[k] = (T[k] ?? 0) * 0.9 + (performance.now() - t0) * 0.1; }
 function render() {
   const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
   renderHeader($('group-header'), g, `<span class="kv">t <b>${fmtT(now)}</b></span><span class="kv">steps <b>${f.snapshot.steps}</b></span>`);
-  V.chart.render(now, S.order);
-  V.cards.update(g, now, S.order);
-  V.grid.update(g, S.order);
   const win = Math.max(10000, 8 * hbInterval());
-  $('window').textContent = fmtT(win);
-  V.lanes.update(d.messages, d.records, g, now, win, S.order);
+  if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
+  // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
+  timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
+  timed('chart', () => V.chart.render(now, S.order));
+  timed('cards', () => V.cards.update(g, now, S.order));
+  timed('grid', () => V.grid.update(g, S.order));
   renderInvariants($('invariants'), f.invariants);
   $('hash').textContent = f.snapshot.state_hash;
   $('time').textContent = fmtT(now);
@@ -153,7 +156,7 @@ function loop(ts) {
     if (S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
         const ms = Math.min(250, ts - S.lastTs) * speed();
-        if (ms >= 1) { ingest(S.driver.advance(ms)); S.needRender = true; }
+        if (ms >= 1) { timed('sim', () => ingest(S.driver.advance(ms))); S.needRender = true; }
       }
       S.lastTs = ts;
     }
@@ -309,22 +312,26 @@ const Compare = {
       else if (x.r.now < now) x.r.advance(now - x.r.now);
     }
     const gs = this.runs.map((x) => x.r.last.snapshot.group);
+    // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
     const owners = gs.map((g) => {
-      const o = new Map();
+      const o = new Map(), cell = new Map();
       for (const t of allTasks(g)) o.set(t, { a: [], s: [] });
       for (const m of g.members) {
-        for (const t of m.active) o.get(t)?.a.push(m.process_id);
-        for (const t of m.standby) o.get(t)?.s.push(m.process_id);
+        for (const t of m.active) { o.get(t)?.a.push(m.process_id); cell.set(`${t}|${m.process_id}`, 'A'); }
+        for (const t of m.standby) { o.get(t)?.s.push(m.process_id); cell.set(`${t}|${m.process_id}`, (cell.get(`${t}|${m.process_id}`) ?? '') + 'S'); }
+        for (const t of m.warmup) cell.set(`${t}|${m.process_id}`, (cell.get(`${t}|${m.process_id}`) ?? '') + 'W');
       }
-      return o;
+      return { o, cell };
     });
     const diff = new Set();
+    for (const k of new Set([...owners[0].cell.keys(), ...owners[1].cell.keys()])) if (owners[0].cell.get(k) !== owners[1].cell.get(k)) diff.add(k);
     const rows = [];
-    for (const t of new Set([...owners[0].keys(), ...owners[1].keys()])) {
-      const [x, y] = [owners[0].get(t), owners[1].get(t)];
+    let ndiff = 0;
+    for (const t of new Set([...owners[0].o.keys(), ...owners[1].o.keys()])) {
+      const [x, y] = [owners[0].o.get(t), owners[1].o.get(t)];
       const fx = x ? `${x.a.sort().join(',') || '–'} / ${x.s.sort().join(',') || '–'}` : 'n/a';
       const fy = y ? `${y.a.sort().join(',') || '–'} / ${y.s.sort().join(',') || '–'}` : 'n/a';
-      if (fx !== fy) { diff.add(t); rows.push(`<tr class="d"><td>${esc(t)}</td><td>${esc(fx)}</td><td>${esc(fy)}</td></tr>`); }
+      if (fx !== fy) { ndiff++; rows.push(`<tr class="d"><td>${esc(t)}</td><td>${esc(fx)}</td><td>${esc(fy)}</td></tr>`); }
     }
     const field = (name, f) => { const [a, b] = gs.map(f); return `<tr class="${a !== b ? 'd' : ''}"><th>${name}</th><td>${esc(a)}</td><td>${esc(b)}</td></tr>`; };
     $('cmp-a-title').textContent = `A · ${this.runs[0].label}`;
@@ -336,7 +343,7 @@ const Compare = {
     $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>
       ${field('state', (g) => g.state)}${field('group epoch', (g) => g.group_epoch)}${field('assignment epoch', (g) => g.assignment_epoch)}
       ${field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
-      <tr><th colspan="3">${diff.size ? `${diff.size} task${diff.size > 1 ? 's' : ''} placed differently (active processes / standby processes):` : 'every task is placed the same way'}</th></tr>
+      <tr><th colspan="3">${ndiff ? `${ndiff} task${ndiff > 1 ? 's' : ''} placed differently (active processes / standby processes):` : 'every task is placed the same way'}</th></tr>
       ${rows.slice(0, 40).join('')}</table>`;
   },
 };
@@ -385,6 +392,7 @@ function wire() {
   $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
   document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
   window.addEventListener('resize', () => { S.needRender = true; });
+  $('lanes').addEventListener('scroll', () => { S.needRender = true; }, { passive: true });
   window.addEventListener('hashchange', async () => {
     const pl = location.hash.match(/[#&]pl=([^&]+)/);
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
@@ -412,6 +420,6 @@ function toast(msg, error = false) {
 }
 
 // Test and console hook: read-only access to the current run.
-window.explorer = { get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+window.explorer = { timing: T, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
 
 boot();

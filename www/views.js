@@ -62,19 +62,19 @@ export class EpochChart {
     arr.push([t, v]);
   }
   render(now, order) {
-    const w = Math.max(300, this.el.clientWidth || 800), h = 150, L = 34, R = 8, T = 8, B = 20;
-    const key = `${w}|${now}|${this.dirty}`;
-    if (key === this._key && !this.dirty) return;
-    this._key = key; this.dirty = false;
+    const w = Math.max(300, this.el.clientWidth || 800), h = 160, L = 34, R = 8, T = 26, B = 20;
+    const real = performance.now();
+    if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < (this.members.size > 20 ? 500 : 150))) return;
+    this._w = w; this._now = now; this._at = real; this.dirty = false;
     const tmax = Math.max(now, 1000);
     const x = (t) => L + ((w - L - R) * t) / tmax;
     const ymax = this.maxE + 1;
     const y = (v) => T + (h - T - B) * (1 - v / ymax);
-    const path = (pts) => {
+    const path = (pts, dy = 0) => {
       let d = '', open = false, last = null;
       for (const [t, v] of pts) {
         if (v == null) { if (open) d += `H${x(t).toFixed(1)}`; open = false; last = null; continue; }
-        if (!open) { d += `M${x(t).toFixed(1)},${y(v).toFixed(1)}`; open = true; } else d += `H${x(t).toFixed(1)}V${y(v).toFixed(1)}`;
+        if (!open) { d += `M${x(t).toFixed(1)},${(y(v) + dy).toFixed(1)}`; open = true; } else d += `H${x(t).toFixed(1)}V${(y(v) + dy).toFixed(1)}`;
         last = v;
       }
       if (open && last != null) d += `H${x(now).toFixed(1)}`;
@@ -86,12 +86,13 @@ export class EpochChart {
     const ticksX = [];
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="middle">${fmtT(t)}</text>`);
-    const memberPaths = [...this.members].map(([id, pts]) => `<path d="${path(pts)}" class="m" stroke="${memberColor(id, order)}"><title>member ${esc(id)}</title></path>`).join('');
+    const n = this.members.size, spread = Math.min(6, (h - T - B) / ymax / 3);
+    const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(id, order)}"><title>member ${esc(id)}</title></path>`).join('');
     this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${ticksY.join('')}${ticksX.join('')}
       ${memberPaths}
       <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
       <path d="${path(this.group)}" class="ge"><title>group epoch</title></path>
-      <g class="legend" transform="translate(${L + 8},${T + 4})"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
+      <g class="legend" transform="translate(${L},2)"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
       <line x1="100" x2="116" y1="8" y2="8" class="ae"/><text x="120" y="12">assignment</text><line x1="186" x2="202" y1="8" y2="8" class="m" stroke="#888"/><text x="206" y="12">members</text></g></svg>`;
   }
 }
@@ -121,6 +122,7 @@ export class MemberCards {
     this.onMenu(card.dataset.member, e.clientX, e.clientY);
   }
   update(g, now, order) {
+    this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
     let prev = null;
     for (const m of g.members) {
@@ -137,14 +139,14 @@ export class MemberCards {
       prev = c;
       const { session_deadline_ms, next_heartbeat_ms, rebalance_deadline_ms, ...stable } = m;
       const key = JSON.stringify(stable);
-      if (c._key !== key) { c._key = key; this.fill(c, m, g, order); }
+      if (c._key !== key) { c._key = key; c._off = c._label = null; this.fill(c, m, g, order); }
       const arc = c.querySelector('.arc');
       if (arc) {
         const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - now) : null;
         const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
-        arc.setAttribute('stroke-dashoffset', (ARC_C * (1 - frac)).toFixed(2));
-        arc.classList.toggle('low', frac < 0.3);
-        c.querySelector('.arc-label').textContent = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
+        const off = (ARC_C * (1 - frac)).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
+        if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
+        if (c._label !== label) { c._label = label; c.querySelector('.arc-label').textContent = label; }
       }
     }
     for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); }
@@ -198,7 +200,7 @@ function roleMaps(m) {
 
 export class AssignmentGrid {
   constructor(el, { onCell } = {}) { this.el = el; this.onCell = onCell; this.cells = new Map(); this.shape = ''; }
-  /** `diff` (optional): Set of tasks to outline (side-by-side differences). */
+  /** `diff` (optional): Set of `task|process_id` cells to outline (side-by-side differences). */
   update(g, order, diff) {
     const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
     const tasks = allTasks(g);
@@ -211,12 +213,13 @@ export class AssignmentGrid {
       for (let c = 0; c < members.length; c++) {
         const cur = maps[c][0].get(t) ?? '', tgt = maps[c][1].get(t) ?? '';
         const cell = this.cells.get(`${r},${c}`);
-        const key = cur + '|' + tgt + '|' + (diff?.has(t) ? 1 : 0);
+        const dc = diff?.has(`${t}|${members[c].process_id}`) ?? false;
+        const key = cur + '|' + tgt + '|' + (dc ? 1 : 0);
         if (cur !== tgt && !(cur === 'revoke' && !tgt)) mismatch++;
         if (cell._key === key) continue;
         const changed = cell._key !== undefined && !this.fresh;
         cell._key = key;
-        cell.className = `c cur-${cur || 'none'} tgt-${tgt || 'none'}${cur !== tgt ? ' off' : ''}${diff?.has(t) ? ' diff' : ''}`;
+        cell.className = `c cur-${cur || 'none'} tgt-${tgt || 'none'}${cur !== tgt ? ' off' : ''}${dc ? ' diff' : ''}`;
         cell.textContent = ROLE_LETTER[cur] ?? '';
         cell.title = `${t} @ ${members[c].member_id}\ncurrent: ${cur || '–'}\ntarget: ${tgt || '–'}`;
         if (changed) { cell.classList.remove('flash'); void cell.offsetWidth; cell.classList.add('flash'); }
@@ -264,56 +267,92 @@ function splitTask(t) {
   return [t.slice(0, i), Number(t.slice(i + 1))];
 }
 
-// ---- heartbeat swimlanes ----------------------------------------------------------------------
+// ---- heartbeat swimlanes (canvas: hundreds of heartbeats per frame stay cheap) ------------------
 
 export class Swimlanes {
   constructor(el, { onSelect } = {}) {
-    this.el = el; this.onSelect = onSelect; this.byIdx = [];
-    el.addEventListener('click', (e) => {
-      const hit = e.target.closest('[data-i]');
-      if (hit) {
-        this.selected = this.byIdx[+hit.dataset.i]?.seq;
-        this.onSelect?.(this.byIdx[+hit.dataset.i]);
-        this._key = null;
+    this.el = el; this.onSelect = onSelect; this.hits = [];
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'lanes';
+    el.append(this.canvas);
+    this.canvas.addEventListener('click', (e) => {
+      const r = this.canvas.getBoundingClientRect();
+      const px = e.clientX - r.left, py = e.clientY - r.top;
+      let best = null, bd = 64;
+      for (const h of this.hits) {
+        const d = (h.x - px) ** 2 + (h.y - py) ** 2;
+        if (d < bd) { bd = d; best = h.m; }
       }
+      if (best) { this.selected = best.seq; this._key = null; this.onSelect?.(best); }
+    });
+    this.canvas.addEventListener('mousemove', (e) => {
+      const r = this.canvas.getBoundingClientRect();
+      const px = e.clientX - r.left, py = e.clientY - r.top;
+      const h = this.hits.find((q) => (q.x - px) ** 2 + (q.y - py) ** 2 < 49);
+      this.canvas.style.cursor = h ? 'pointer' : 'default';
+      this.canvas.title = h ? `#${h.m.seq} ${h.m.member_id} sent ${fmtT(h.m.sent_ms)} ${h.m.fate}${h.m.error ? ' ' + h.m.error : ''}` : '';
     });
   }
   update(messages, records, g, now, windowMs, order) {
-    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${records.length}|${now}|${this.el.clientWidth}|${this.selected}`;
+    const w = Math.max(300, this.el.clientWidth || 800);
+    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${records.length}|${now}|${w}|${this.selected}|${g.members.length}|${this.el.scrollTop}`;
     if (key === this._key) return;
     this._key = key;
     const members = g.members.map((m) => m.member_id);
     const lane = new Map(members.map((id, i) => [id, i + 1]));
-    const w = Math.max(300, this.el.clientWidth || 800), L = 74, R = 10, LH = 18;
-    const h = (members.length + 1) * LH + 20;
+    const L = 74, R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
+    const cv = this.canvas;
+    if (cv.width !== w * dpr || cv.height !== h * dpr) {
+      cv.width = w * dpr; cv.height = h * dpr; cv.style.width = `${w}px`; cv.style.height = `${h}px`;
+    }
+    const c = cv.getContext('2d');
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    // Only the lanes in view are drawn (100 members: 6 times less work).
+    const top = this.el.scrollTop, bottom = top + (this.el.clientHeight || h);
+    const lo = Math.max(0, Math.floor(top / LH) - 1), hi = Math.ceil(bottom / LH) + 1;
+    const vis = (l) => l >= lo && l <= hi;
+    c.clearRect(0, Math.max(0, top - LH), w, Math.min(h, bottom - top + 2 * LH));
     const t0 = Math.max(0, now - windowMs);
     const x = (t) => L + ((w - L - R) * (t - t0)) / windowMs;
-    const parts = [];
-    parts.push(`<text x="4" y="${LH - 5}" class="lane-name">coordinator</text><line x1="${L}" x2="${w - R}" y1="${LH / 2}" y2="${LH / 2}" class="lane"/>`);
-    members.forEach((id, i) => {
-      const yy = (i + 1) * LH + LH / 2;
-      parts.push(`<text x="4" y="${yy + 4}" class="lane-name" fill="${memberColor(id, order)}">${esc(short(id))}</text><line x1="${L}" x2="${w - R}" y1="${yy}" y2="${yy}" class="lane"/>`);
-    });
-    for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) {
-      const r = records[i];
-      parts.push(`<rect x="${x(r.at_ms) - 1.5}" y="2" width="3" height="${LH - 4}" class="rec"><title>${esc(r.summary)} (${esc(r.cause)})</title></rect>`);
-    }
-    this.byIdx = [];
+    c.font = '600 11px system-ui, sans-serif';
+    c.textBaseline = 'middle';
+    c.strokeStyle = '#eef0f3';
+    c.lineWidth = 1;
+    const laneY = (i) => i * LH + LH / 2;
+    c.fillStyle = '#5b6270';
+    c.fillText('coordinator', 4, laneY(0));
+    for (let i = lo; i <= Math.min(hi, members.length); i++) { c.beginPath(); c.moveTo(L, laneY(i)); c.lineTo(w - R, laneY(i)); c.stroke(); }
+    members.forEach((id, i) => { if (vis(i + 1)) { c.fillStyle = memberColor(id, order); c.fillText(short(id), 4, laneY(i + 1)); } });
+    c.fillStyle = 'rgba(17,24,39,.55)';
+    for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
+    this.hits = [];
+    const COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626' };
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       if (m.received_ms < t0 && m.sent_ms < t0) break;
       const l = lane.get(m.member_id);
-      if (!l) continue;
-      const yy = l * LH + LH / 2;
-      const idx = this.byIdx.push(m) - 1;
-      const cls = m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
-      const sel = m.seq === this.selected ? ' sel' : '';
+      if (!l || !vis(l)) continue;
+      const yy = laneY(l), cls = m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
       const x1 = x(m.sent_ms), x2 = x(Math.min(m.received_ms, now));
-      parts.push(`<g class="hb ${cls}${sel}" data-i="${idx}"><line x1="${x1}" x2="${x2}" y1="${yy}" y2="${LH / 2}"/><circle cx="${x1}" cy="${yy}" r="4.5"/>` +
-        `<title>#${m.seq} ${esc(m.member_id)} sent ${fmtT(m.sent_ms)} ${m.fate}${m.error ? ' ' + esc(m.error) : ''}</title></g>`);
+      c.strokeStyle = COL[cls];
+      c.globalAlpha = 0.5;
+      c.setLineDash(cls === 'lost' ? [3, 2] : []);
+      c.beginPath(); c.moveTo(x1, yy); c.lineTo(x2, laneY(0)); c.stroke();
+      c.globalAlpha = 1;
+      c.setLineDash([]);
+      c.beginPath(); c.arc(x1, yy, m.seq === this.selected ? 7 : 4.5, 0, 2 * Math.PI);
+      if (cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.lineWidth = 2; c.stroke(); c.lineWidth = 1; } else { c.fillStyle = COL[cls]; c.fill(); }
+      if (m.seq === this.selected) { c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1; }
+      this.hits.push({ x: x1, y: yy, m });
     }
-    parts.push(`<line x1="${x(now)}" x2="${x(now)}" y1="0" y2="${h - 16}" class="now"/><text x="${L}" y="${h - 4}" class="axis">${fmtT(t0)}</text><text x="${w - R}" y="${h - 4}" text-anchor="end" class="axis">${fmtT(now)}</text>`);
-    this.el.innerHTML = `<svg width="${w}" height="${h}" class="lanes">${parts.join('')}</svg>`;
+    c.strokeStyle = '#111'; c.setLineDash([2, 2]);
+    c.beginPath(); c.moveTo(x(now), Math.max(0, top - LH)); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
+    c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
+    const axisY = Math.min(h - 8, bottom - 8);
+    c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
+    c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
+    c.textAlign = 'left';
+    this.el.dataset.count = this.hits.length;
   }
 }
 
