@@ -10,10 +10,12 @@
 
 pub mod assignor;
 pub mod config;
+pub mod config_keys;
 pub mod coordinator;
 pub mod error;
 pub mod protocol;
 pub mod records;
+pub mod scenario;
 pub mod sim;
 pub mod topology;
 pub mod types;

@@ -1,26 +1,585 @@
-//! Binary encoding of [`Record`]s in Kafka's coordinator record layout. (Being written.)
+//! Binary encoding of [`Record`]s in Kafka's coordinator record layout (spec §6), and a simple
+//! framing of record sequences.
+//!
+//! * Key bytes: int16 record type (the key schema's `apiKey`), then the key struct at version 0
+//!   (non-flexible: int16-length strings).
+//! * Value bytes: int16 value version, then the value struct. Streams values (types 17, 19-23)
+//!   are version 0, flexible (compact strings and arrays, a tagged-fields section per struct).
+//!   Committed offsets (type 1) are written at version 3 and read at versions 0-4. A tombstone
+//!   has no value.
+//!
+//! Tagged fields are written as Kafka's generated writers do (only when not at their default;
+//! `LastAssignmentConfigs` always, as Kafka's coordinator always sets it) and read whatever
+//! their order; unknown tags are skipped, since records are never re-encoded verbatim.
+//!
+//! Decoding never panics and never trusts a length: every read is bounds-checked, element
+//! counts are checked against the bytes left before anything is allocated, strings must be
+//! UTF-8 and at most 32767 bytes (Kafka's limit), and a key or value must be consumed exactly.
+//!
+//! Batches ([`encode_batch`], [`decode_batch`]): per record, key length int32, key bytes,
+//! value length int32 (-1 = tombstone), value bytes; big-endian; no header.
 
-use super::Record;
+mod offsets;
+mod streams;
+mod wire;
 
-/// A record that cannot be decoded.
+use super::{Record, record_type};
+use wire::{Reader, Writer};
+
+/// A record that cannot be decoded, or (from [`try_encode_record`]) encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordCodecError {
-    #[error("record truncated: {0}")]
-    Truncated(&'static str),
+    /// The bytes end inside `field`.
+    #[error("{record}: truncated while reading {field} (at byte {offset})")]
+    Truncated {
+        record: &'static str,
+        field: &'static str,
+        offset: usize,
+    },
+    /// The key's record type is not one groupcoord knows.
     #[error("unknown record type {0}")]
     UnknownType(i16),
-    #[error("unsupported {what} version {version}")]
-    UnsupportedVersion { what: &'static str, version: i16 },
-    #[error("malformed record: {0}")]
-    Malformed(String),
+    /// The value version is not one the record type has.
+    #[error("{record}: unsupported value version {version}")]
+    UnsupportedVersion { record: &'static str, version: i16 },
+    /// A field holds something its schema does not allow (null where not nullable, invalid
+    /// UTF-8, a string longer than 32767 bytes, a malformed varint or tagged field).
+    #[error("{record}: invalid {field}: {reason}")]
+    Invalid {
+        record: &'static str,
+        field: &'static str,
+        reason: String,
+    },
+    /// Bytes are left over after the key or value struct.
+    #[error("{record}: {count} trailing bytes after the {part}")]
+    TrailingBytes {
+        record: &'static str,
+        part: &'static str,
+        count: usize,
+    },
+    /// A field that Kafka's layout cannot represent (a string longer than 32767 bytes).
+    #[error("{record}: cannot encode {field}: {reason}")]
+    Unencodable {
+        record: &'static str,
+        field: &'static str,
+        reason: String,
+    },
+    /// A record of a batch failed; `index` counts from 0.
+    #[error("batch record {index}: {source}")]
+    InBatch {
+        index: usize,
+        #[source]
+        source: Box<RecordCodecError>,
+    },
 }
 
 /// Key bytes and value bytes (`None` = tombstone).
-pub fn encode_record(_record: &Record) -> (Vec<u8>, Option<Vec<u8>>) {
-    unimplemented!("records codec")
+///
+/// Never fails: a string longer than Kafka's 32767-byte limit (which Kafka itself would refuse
+/// to write) is cut to the limit at a character boundary. [`try_encode_record`] reports it
+/// instead.
+pub fn encode_record(record: &Record) -> (Vec<u8>, Option<Vec<u8>>) {
+    let (key, value, _) = encode(record);
+    (key, value)
 }
 
-pub fn decode_record(_key: &[u8], _value: Option<&[u8]>) -> Result<Record, RecordCodecError> {
-    Err(RecordCodecError::Malformed("not implemented".into()))
+/// [`encode_record`], failing with [`RecordCodecError::Unencodable`] where it would have to
+/// cut a string.
+pub fn try_encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), RecordCodecError> {
+    match encode(record) {
+        (key, value, None) => Ok((key, value)),
+        (_, _, Some(e)) => Err(e),
+    }
+}
+
+fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError>) {
+    use record_type::*;
+    let (key, value) = match record {
+        Record::GroupMetadata { group_id, value } => (
+            group_key(STREAMS_GROUP_METADATA, GROUP_METADATA_KEY, group_id),
+            value.as_ref().map(streams::encode_group_metadata),
+        ),
+        Record::MemberMetadata {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                STREAMS_GROUP_MEMBER_METADATA,
+                MEMBER_METADATA_KEY,
+                group_id,
+                member_id,
+            ),
+            value.as_ref().map(streams::encode_member_metadata),
+        ),
+        Record::TargetAssignmentMetadata { group_id, value } => (
+            group_key(
+                STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA,
+                TARGET_ASSIGNMENT_METADATA_KEY,
+                group_id,
+            ),
+            value
+                .as_ref()
+                .map(streams::encode_target_assignment_metadata),
+        ),
+        Record::TargetAssignmentMember {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                TARGET_ASSIGNMENT_MEMBER_KEY,
+                group_id,
+                member_id,
+            ),
+            value.as_ref().map(streams::encode_target_assignment_member),
+        ),
+        Record::CurrentMemberAssignment {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                CURRENT_MEMBER_ASSIGNMENT_KEY,
+                group_id,
+                member_id,
+            ),
+            value
+                .as_ref()
+                .map(streams::encode_current_member_assignment),
+        ),
+        Record::Topology { group_id, value } => (
+            group_key(STREAMS_GROUP_TOPOLOGY, TOPOLOGY_KEY, group_id),
+            value.as_ref().map(streams::encode_topology),
+        ),
+        Record::OffsetCommit {
+            group_id,
+            topic,
+            partition,
+            value,
+        } => {
+            let mut w = Writer::new(OFFSET_COMMIT_KEY);
+            w.i16(OFFSET_COMMIT);
+            w.string("group", group_id);
+            w.string("topic", topic);
+            w.i32(*partition);
+            (w, value.as_ref().map(offsets::encode_offset_commit))
+        }
+    };
+    let (key, key_error) = key.finish();
+    let (value, value_error) = match value.map(Writer::finish) {
+        Some((bytes, error)) => (Some(bytes), error),
+        None => (None, None),
+    };
+    (key, value, key_error.or(value_error))
+}
+
+const GROUP_METADATA_KEY: &str = "StreamsGroupMetadataKey";
+const MEMBER_METADATA_KEY: &str = "StreamsGroupMemberMetadataKey";
+const TARGET_ASSIGNMENT_METADATA_KEY: &str = "StreamsGroupTargetAssignmentMetadataKey";
+const TARGET_ASSIGNMENT_MEMBER_KEY: &str = "StreamsGroupTargetAssignmentMemberKey";
+const CURRENT_MEMBER_ASSIGNMENT_KEY: &str = "StreamsGroupCurrentMemberAssignmentKey";
+const TOPOLOGY_KEY: &str = "StreamsGroupTopologyKey";
+const OFFSET_COMMIT_KEY: &str = "OffsetCommitKey";
+const LEGACY_OFFSET_COMMIT_KEY: &str = "LegacyOffsetCommitKey";
+/// Record type 0: Kafka's legacy offset commit key, same layout as type 1. Read, never written.
+const LEGACY_OFFSET_COMMIT: i16 = 0;
+
+fn group_key(record_type: i16, name: &'static str, group_id: &str) -> Writer {
+    let mut w = Writer::new(name);
+    w.i16(record_type);
+    w.string("GroupId", group_id);
+    w
+}
+
+fn member_key(record_type: i16, name: &'static str, group_id: &str, member_id: &str) -> Writer {
+    let mut w = group_key(record_type, name, group_id);
+    w.string("MemberId", member_id);
+    w
+}
+
+/// A record from its key bytes and value bytes (`None` = tombstone).
+///
+/// A type 0 (legacy offset commit) key is read as [`Record::OffsetCommit`].
+pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordCodecError> {
+    use record_type::*;
+    let mut k = Reader::new(key, "record key");
+    let record_type = k.i16("record type")?;
+    let record = match record_type {
+        STREAMS_GROUP_METADATA => {
+            let group_id = read_group_key(key, GROUP_METADATA_KEY)?;
+            Record::GroupMetadata {
+                group_id,
+                value: value.map(streams::decode_group_metadata).transpose()?,
+            }
+        }
+        STREAMS_GROUP_MEMBER_METADATA => {
+            let (group_id, member_id) = read_member_key(key, MEMBER_METADATA_KEY)?;
+            Record::MemberMetadata {
+                group_id,
+                member_id,
+                value: value.map(streams::decode_member_metadata).transpose()?,
+            }
+        }
+        STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA => {
+            let group_id = read_group_key(key, TARGET_ASSIGNMENT_METADATA_KEY)?;
+            Record::TargetAssignmentMetadata {
+                group_id,
+                value: value
+                    .map(streams::decode_target_assignment_metadata)
+                    .transpose()?,
+            }
+        }
+        STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER => {
+            let (group_id, member_id) = read_member_key(key, TARGET_ASSIGNMENT_MEMBER_KEY)?;
+            Record::TargetAssignmentMember {
+                group_id,
+                member_id,
+                value: value
+                    .map(streams::decode_target_assignment_member)
+                    .transpose()?,
+            }
+        }
+        STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT => {
+            let (group_id, member_id) = read_member_key(key, CURRENT_MEMBER_ASSIGNMENT_KEY)?;
+            Record::CurrentMemberAssignment {
+                group_id,
+                member_id,
+                value: value
+                    .map(streams::decode_current_member_assignment)
+                    .transpose()?,
+            }
+        }
+        STREAMS_GROUP_TOPOLOGY => {
+            let group_id = read_group_key(key, TOPOLOGY_KEY)?;
+            Record::Topology {
+                group_id,
+                value: value.map(streams::decode_topology).transpose()?,
+            }
+        }
+        OFFSET_COMMIT | LEGACY_OFFSET_COMMIT => {
+            let legacy = record_type == LEGACY_OFFSET_COMMIT;
+            let name = if legacy {
+                LEGACY_OFFSET_COMMIT_KEY
+            } else {
+                OFFSET_COMMIT_KEY
+            };
+            let mut r = key_reader(key, name)?;
+            let group_id = r.string("group")?;
+            let topic = r.string("topic")?;
+            let partition = r.i32("partition")?;
+            r.finish("key")?;
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                value: value
+                    .map(|v| offsets::decode_offset_commit(v, legacy))
+                    .transpose()?,
+            }
+        }
+        other => return Err(RecordCodecError::UnknownType(other)),
+    };
+    Ok(record)
+}
+
+/// A reader over the key struct, past the record type.
+fn key_reader<'a>(key: &'a [u8], name: &'static str) -> Result<Reader<'a>, RecordCodecError> {
+    let mut r = Reader::new(key, name);
+    r.i16("record type")?;
+    Ok(r)
+}
+
+fn read_group_key(key: &[u8], name: &'static str) -> Result<String, RecordCodecError> {
+    let mut r = key_reader(key, name)?;
+    let group_id = r.string("GroupId")?;
+    r.finish("key")?;
+    Ok(group_id)
+}
+
+fn read_member_key(key: &[u8], name: &'static str) -> Result<(String, String), RecordCodecError> {
+    let mut r = key_reader(key, name)?;
+    let group_id = r.string("GroupId")?;
+    let member_id = r.string("MemberId")?;
+    r.finish("key")?;
+    Ok((group_id, member_id))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches
+// ---------------------------------------------------------------------------------------------
+
+const BATCH: &str = "record batch";
+
+/// Records framed one after the other: key length int32, key, value length int32 (-1 =
+/// tombstone), value. Records are encoded with [`encode_record`].
+pub fn encode_batch(records: &[Record]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for record in records {
+        let (key, value) = encode_record(record);
+        // A key or value is at most a few times 32767 bytes per string; the lengths fit i32 for
+        // any record that fits in memory on wasm32, and saturate otherwise.
+        out.extend_from_slice(&i32::try_from(key.len()).unwrap_or(i32::MAX).to_be_bytes());
+        out.extend_from_slice(&key);
+        match value {
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(value) => {
+                out.extend_from_slice(
+                    &i32::try_from(value.len()).unwrap_or(i32::MAX).to_be_bytes(),
+                );
+                out.extend_from_slice(&value);
+            }
+        }
+    }
+    out
+}
+
+/// The records of [`encode_batch`] bytes. The first bad record fails the whole batch with
+/// [`RecordCodecError::InBatch`].
+pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Record>, RecordCodecError> {
+    let mut r = Reader::new(bytes, BATCH);
+    let mut out = Vec::new();
+    while r.remaining() > 0 {
+        let index = out.len();
+        let in_batch = |e: RecordCodecError| RecordCodecError::InBatch {
+            index,
+            source: Box::new(e),
+        };
+        let (key, value) = read_frame(&mut r).map_err(in_batch)?;
+        out.push(decode_record(key, value).map_err(in_batch)?);
+    }
+    Ok(out)
+}
+
+fn read_frame<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], Option<&'a [u8]>), RecordCodecError> {
+    let key_len = r.i32("key length")?;
+    if key_len < 0 {
+        return Err(r.invalid("key length", format!("negative length {key_len}")));
+    }
+    let key = r.bytes(key_len as usize, "key")?;
+    let value = match r.i32("value length")? {
+        -1 => None,
+        n if n < 0 => return Err(r.invalid("value length", format!("negative length {n}"))),
+        n => Some(r.bytes(n as usize, "value")?),
+    };
+    Ok((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{GroupMetadataValue, OffsetCommitValue, TargetAssignmentMetadataValue};
+
+    fn round_trip(record: Record) {
+        let (key, value) = try_encode_record(&record).unwrap();
+        assert_eq!(decode_record(&key, value.as_deref()).unwrap(), record);
+    }
+
+    #[test]
+    fn group_key_layout() {
+        let (key, value) = encode_record(&Record::GroupMetadata {
+            group_id: "g".into(),
+            value: None,
+        });
+        assert_eq!(key, [0, 17, 0, 1, b'g']);
+        assert_eq!(value, None);
+    }
+
+    #[test]
+    fn offset_commit_key_and_value_v3_layout() {
+        let record = Record::OffsetCommit {
+            group_id: "g".into(),
+            topic: "t".into(),
+            partition: 2,
+            value: Some(OffsetCommitValue {
+                offset: 7,
+                leader_epoch: -1,
+                metadata: "m".into(),
+                commit_timestamp: 9,
+            }),
+        };
+        let (key, value) = encode_record(&record);
+        assert_eq!(key, [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2]);
+        assert_eq!(
+            value.unwrap(),
+            [
+                0, 3, // version
+                0, 0, 0, 0, 0, 0, 0, 7, // offset
+                0xff, 0xff, 0xff, 0xff, // leaderEpoch
+                0, 1, b'm', // metadata
+                0, 0, 0, 0, 0, 0, 0, 9, // commitTimestamp
+            ]
+        );
+        round_trip(record);
+    }
+
+    #[test]
+    fn offset_commit_older_and_flexible_versions_decode() {
+        let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2];
+        let expected = |leader_epoch| Record::OffsetCommit {
+            group_id: "g".into(),
+            topic: "t".into(),
+            partition: 2,
+            value: Some(OffsetCommitValue {
+                offset: 7,
+                leader_epoch,
+                metadata: "m".into(),
+                commit_timestamp: 9,
+            }),
+        };
+        let offset = [0, 0, 0, 0, 0, 0, 0, 7];
+        let ts = [0, 0, 0, 0, 0, 0, 0, 9];
+        let v0 = [&[0, 0][..], &offset, &[0, 1, b'm'], &ts].concat();
+        let v1 = [&[0, 1][..], &offset, &[0, 1, b'm'], &ts, &[0xff; 8]].concat();
+        let v2 = [&[0, 2][..], &offset, &[0, 1, b'm'], &ts].concat();
+        // v4: compact metadata, one unknown tagged field (tag 0, 16 bytes: a topic id).
+        let mut v4 = [
+            &[0, 4][..],
+            &offset,
+            &[0, 0, 0, 5],
+            &[2, b'm'],
+            &ts,
+            &[1, 0, 16],
+        ]
+        .concat();
+        v4.extend_from_slice(&[0xab; 16]);
+        for (v, epoch) in [(v0, -1), (v1, -1), (v2, -1), (v4, 5)] {
+            assert_eq!(
+                decode_record(&key, Some(&v)).unwrap(),
+                expected(epoch),
+                "{v:?}"
+            );
+        }
+        // Legacy type 0 key, value version 0.
+        let legacy_key = [0, 0, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2];
+        let v0 = [&[0, 0][..], &offset, &[0, 1, b'm'], &ts].concat();
+        assert_eq!(decode_record(&legacy_key, Some(&v0)).unwrap(), expected(-1));
+        let v3 = encode_record(&expected(-1)).1.unwrap();
+        assert!(matches!(
+            decode_record(&legacy_key, Some(&v3)),
+            Err(RecordCodecError::UnsupportedVersion { version: 3, .. })
+        ));
+        for version in [-1i16, 5] {
+            let v = [&version.to_be_bytes()[..], &v3[2..]].concat();
+            assert!(matches!(
+                decode_record(&key, Some(&v)),
+                Err(RecordCodecError::UnsupportedVersion { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn errors_name_record_and_field() {
+        let (key, value) = encode_record(&Record::TargetAssignmentMetadata {
+            group_id: "g".into(),
+            value: Some(TargetAssignmentMetadataValue {
+                assignment_epoch: 3,
+                assignment_timestamp: 0,
+            }),
+        });
+        let value = value.unwrap();
+        let e = decode_record(&key, Some(&value[..4])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "StreamsGroupTargetAssignmentMetadataValue: truncated while reading AssignmentEpoch (at byte 2)"
+        );
+        let e = decode_record(&key[..4], None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("StreamsGroupTargetAssignmentMetadataKey:"),
+            "{e}"
+        );
+        let mut extra = value.clone();
+        extra.push(0);
+        let e = decode_record(&key, Some(&extra)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordCodecError::TrailingBytes {
+                    part: "value",
+                    count: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            decode_record(&[0, 18, 0, 0], None).unwrap_err(),
+            RecordCodecError::UnknownType(18)
+        );
+        assert_eq!(
+            decode_record(&[0, 2], None).unwrap_err(),
+            RecordCodecError::UnknownType(2)
+        );
+        assert!(matches!(
+            decode_record(&[0], None),
+            Err(RecordCodecError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn too_long_group_id_is_cut_or_refused() {
+        let record = Record::GroupMetadata {
+            group_id: "g".repeat(40_000),
+            value: Some(GroupMetadataValue::default()),
+        };
+        let e = try_encode_record(&record).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordCodecError::Unencodable {
+                    field: "GroupId",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let (key, value) = encode_record(&record);
+        let Record::GroupMetadata { group_id, .. } = decode_record(&key, value.as_deref()).unwrap()
+        else {
+            panic!("wrong record type")
+        };
+        assert_eq!(group_id.len(), 0x7fff);
+    }
+
+    #[test]
+    fn batch_framing_layout() {
+        let records = [
+            Record::GroupMetadata {
+                group_id: "g".into(),
+                value: None,
+            },
+            Record::TargetAssignmentMetadata {
+                group_id: "g".into(),
+                value: Some(TargetAssignmentMetadataValue {
+                    assignment_epoch: 1,
+                    assignment_timestamp: 0,
+                }),
+            },
+        ];
+        let bytes = encode_batch(&records);
+        assert_eq!(
+            bytes,
+            [
+                0, 0, 0, 5, 0, 17, 0, 1, b'g', 0xff, 0xff, 0xff, 0xff, // tombstone
+                0, 0, 0, 5, 0, 20, 0, 1, b'g', 0, 0, 0, 7, 0, 0, 0, 0, 0, 1, 0,
+            ]
+        );
+        assert_eq!(decode_batch(&bytes).unwrap(), records);
+        assert_eq!(decode_batch(&[]).unwrap(), vec![]);
+        let e = decode_batch(&bytes[..bytes.len() - 1]).unwrap_err();
+        assert!(
+            matches!(e, RecordCodecError::InBatch { index: 1, .. }),
+            "{e}"
+        );
+        let mut bad = bytes.clone();
+        bad[9..13].copy_from_slice(&(-2i32).to_be_bytes());
+        assert!(matches!(
+            decode_batch(&bad),
+            Err(RecordCodecError::InBatch { index: 0, .. })
+        ));
+    }
 }

@@ -7,6 +7,9 @@
 //! them and the explorer can show them).
 
 pub mod configure;
+mod copartition;
+pub mod endpoints;
+mod repartition;
 
 use std::collections::{BTreeMap, BTreeSet};
 

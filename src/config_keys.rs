@@ -1,0 +1,735 @@
+//! Kafka broker config keys -> [`CoordinatorConfig`] (spec §7), plus the few socket-server keys
+//! the native server honours. Pure: no I/O; the caller reads the file.
+//!
+//! Input is a Kafka-style properties text ([`parse_properties`]) and/or `key=value` overrides; the
+//! result is validated key by key (type, bounds) and then across keys (min <= value <= max, ...)
+//! exactly as `GroupCoordinatorConfig` does. Every error names the offending key.
+//!
+//! Group-level overrides (Kafka's `GroupConfig`, normally set with IncrementalAlterConfigs on the
+//! GROUP resource) are given as `group.<groupId>.<groupKey>`, e.g.
+//! `group.my-app.streams.num.standby.replicas=1`. The group key is matched as a suffix, so a group
+//! id may contain dots. Overrides are validated like Kafka validates an alter (out-of-range values
+//! are rejected; at evaluation they are clamped to the broker bounds by `CoordinatorConfig::for_group`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::assignor::BUILTIN_ASSIGNORS;
+use crate::config::{CoordinatorConfig, GroupConfig};
+
+/// A configuration problem; `key` names the offending key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid config `{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Socket-server keys of a Kafka broker that the native server honours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerKeys {
+    /// `socket.request.max.bytes` (default 104857600).
+    pub socket_request_max_bytes: i32,
+    /// `connections.max.idle.ms` (default 600000).
+    pub connections_max_idle_ms: i64,
+    /// `max.connections` (default 2147483647).
+    pub max_connections: i32,
+}
+
+impl Default for ServerKeys {
+    fn default() -> Self {
+        ServerKeys {
+            socket_request_max_bytes: 100 * 1024 * 1024,
+            connections_max_idle_ms: 600_000,
+            max_connections: i32::MAX,
+        }
+    }
+}
+
+/// Everything a properties file configures.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParsedConfig {
+    pub coordinator: CoordinatorConfig,
+    pub server: ServerKeys,
+}
+
+/// The broker keys of spec §7 (plus `group.coordinator.rebalance.protocols`).
+pub const COORDINATOR_KEYS: &[&str] = &[
+    "group.streams.session.timeout.ms",
+    "group.streams.min.session.timeout.ms",
+    "group.streams.max.session.timeout.ms",
+    "group.streams.heartbeat.interval.ms",
+    "group.streams.min.heartbeat.interval.ms",
+    "group.streams.max.heartbeat.interval.ms",
+    "group.streams.max.size",
+    "group.streams.num.standby.replicas",
+    "group.streams.max.standby.replicas",
+    "group.streams.initial.rebalance.delay.ms",
+    "group.streams.assignment.interval.ms",
+    "group.streams.min.assignment.interval.ms",
+    "group.streams.max.assignment.interval.ms",
+    "group.streams.assignors",
+    "group.streams.rack.aware.assignment.tags",
+    "group.streams.assignor.offload.enable",
+    "group.streams.task.offset.interval.ms",
+    "group.streams.min.task.offset.interval.ms",
+    "group.streams.num.warmup.replicas",
+    "group.streams.max.warmup.replicas",
+    "group.streams.acceptable.recovery.lag",
+    "group.streams.topology.description.plugin.class",
+    "group.coordinator.rebalance.protocols",
+];
+
+/// Socket-server keys.
+pub const SERVER_KEYS: &[&str] = &[
+    "socket.request.max.bytes",
+    "connections.max.idle.ms",
+    "max.connections",
+];
+
+/// Group-level override keys (`GroupConfig`).
+pub const GROUP_KEYS: &[&str] = &[
+    "streams.session.timeout.ms",
+    "streams.heartbeat.interval.ms",
+    "streams.num.standby.replicas",
+    "streams.initial.rebalance.delay.ms",
+    "streams.assignment.interval.ms",
+    "streams.assignor.name",
+    "streams.rack.aware.assignment.tags",
+    "streams.assignor.offload.enable",
+    "streams.task.offset.interval.ms",
+    "streams.num.warmup.replicas",
+    "streams.acceptable.recovery.lag",
+];
+
+/// Parse a Java properties text: `#`/`!` comments, `key=value`, `key: value` or `key value`,
+/// surrounding whitespace trimmed, trailing `\` continues a line. Later keys win.
+pub fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut out = BTreeMap::new();
+    let mut logical = String::new();
+    for (lineno, raw) in text.lines().enumerate() {
+        let line = raw.trim_start();
+        if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!'))
+        {
+            continue;
+        }
+        // Line continuation: an odd number of trailing backslashes.
+        let trailing = line.chars().rev().take_while(|c| *c == '\\').count();
+        if trailing % 2 == 1 {
+            logical.push_str(&line[..line.len() - 1]);
+            continue;
+        }
+        logical.push_str(line);
+        let entry = std::mem::take(&mut logical);
+        let entry = entry.trim();
+        let sep = entry
+            .find(['=', ':'])
+            .or_else(|| entry.find(char::is_whitespace));
+        let (k, v) = match sep {
+            Some(i) => (entry[..i].trim(), entry[i + 1..].trim()),
+            None => (entry, ""),
+        };
+        if k.is_empty() {
+            return Err(err(
+                "<properties>",
+                format!("line {}: missing key in `{}`", lineno + 1, raw.trim()),
+            ));
+        }
+        out.insert(k.to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+/// Parse one `--set key=value` argument.
+pub fn parse_assignment(s: &str) -> Result<(String, String), ConfigError> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(err(s, "expected key=value")),
+    }
+}
+
+fn parse_int(key: &str, v: &str) -> Result<i32, ConfigError> {
+    v.trim()
+        .parse::<i32>()
+        .map_err(|_| err(key, format!("expected an int, got `{v}`")))
+}
+
+fn parse_long(key: &str, v: &str) -> Result<i64, ConfigError> {
+    v.trim()
+        .parse::<i64>()
+        .map_err(|_| err(key, format!("expected a long, got `{v}`")))
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(err(key, format!("expected a boolean, got `{v}`"))),
+    }
+}
+
+fn parse_list(v: &str) -> Vec<String> {
+    if v.trim().is_empty() {
+        return Vec::new();
+    }
+    v.split(',').map(|s| s.trim().to_string()).collect()
+}
+
+fn at_least<T: PartialOrd + fmt::Display + Copy>(
+    key: &str,
+    v: T,
+    min: T,
+) -> Result<T, ConfigError> {
+    if v < min {
+        Err(err(key, format!("value {v} must be at least {min}")))
+    } else {
+        Ok(v)
+    }
+}
+
+fn unique_non_empty(key: &str, list: &[String]) -> Result<(), ConfigError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for e in list {
+        if e.is_empty() {
+            return Err(err(key, "empty entries are not allowed"));
+        }
+        if !seen.insert(e) {
+            return Err(err(key, format!("duplicate entry `{e}`")));
+        }
+    }
+    Ok(())
+}
+
+/// Built-in assignor name for a configured name or Kafka class name.
+fn assignor_name(key: &str, name: &str) -> Result<String, ConfigError> {
+    if BUILTIN_ASSIGNORS.contains(&name) {
+        return Ok(name.to_string());
+    }
+    match name {
+        "org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor" => {
+            Ok("sticky".into())
+        }
+        "org.apache.kafka.coordinator.group.streams.assignor.MockAssignor" => Ok("mock".into()),
+        _ => Err(err(
+            key,
+            format!(
+                "unknown assignor `{name}` (built-ins: {}; custom classes cannot be loaded)",
+                BUILTIN_ASSIGNORS.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Split `group.<groupId>.<groupKey>` into (groupId, groupKey).
+fn split_group_key(key: &str) -> Option<(&str, &'static str)> {
+    let rest = key.strip_prefix("group.")?;
+    for gk in GROUP_KEYS {
+        if let Some(id) = rest.strip_suffix(gk).and_then(|p| p.strip_suffix('.'))
+            && !id.is_empty()
+        {
+            return Some((id, gk));
+        }
+    }
+    None
+}
+
+/// Build and validate the whole configuration from key/value pairs (file first, then `--set`
+/// overrides already merged by the caller). Unknown keys are errors.
+pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigError> {
+    let mut c = CoordinatorConfig::default();
+    let mut s = ServerKeys::default();
+    let mut groups: BTreeMap<String, GroupConfig> = BTreeMap::new();
+    for (key, v) in entries {
+        let k = key.as_str();
+        match k {
+            "group.streams.session.timeout.ms" => {
+                c.session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.min.session.timeout.ms" => {
+                c.min_session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.max.session.timeout.ms" => {
+                c.max_session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.heartbeat.interval.ms" => {
+                c.heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.min.heartbeat.interval.ms" => {
+                c.min_heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.max.heartbeat.interval.ms" => {
+                c.max_heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.max.size" => c.max_size = at_least(k, parse_int(k, v)?, 1)?,
+            "group.streams.num.standby.replicas" => {
+                c.num_standby_replicas = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.max.standby.replicas" => {
+                c.max_standby_replicas = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.initial.rebalance.delay.ms" => {
+                c.initial_rebalance_delay_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.assignment.interval.ms" => {
+                c.assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.min.assignment.interval.ms" => {
+                c.min_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.max.assignment.interval.ms" => {
+                c.max_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.assignors" => {
+                let list = parse_list(v);
+                if list.is_empty() {
+                    return Err(err(k, "at least one assignor is required"));
+                }
+                unique_non_empty(k, &list)?;
+                let names = list
+                    .iter()
+                    .map(|n| assignor_name(k, n))
+                    .collect::<Result<Vec<_>, _>>()?;
+                unique_non_empty(k, &names)?;
+                c.assignors = names;
+            }
+            "group.streams.rack.aware.assignment.tags" => {
+                let list = parse_list(v);
+                unique_non_empty(k, &list)?;
+                c.rack_aware_assignment_tags = list;
+            }
+            "group.streams.assignor.offload.enable" => {
+                c.assignor_offload_enable = parse_bool(k, v)?
+            }
+            "group.streams.task.offset.interval.ms" => {
+                c.task_offset_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.min.task.offset.interval.ms" => {
+                c.min_task_offset_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.streams.num.warmup.replicas" => {
+                c.num_warmup_replicas = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.max.warmup.replicas" => {
+                c.max_warmup_replicas = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.streams.acceptable.recovery.lag" => {
+                c.acceptable_recovery_lag = at_least(k, parse_long(k, v)?, 0)?
+            }
+            "group.streams.topology.description.plugin.class" => {
+                if !v.trim().is_empty() && v.trim() != "null" {
+                    return Err(err(
+                        k,
+                        "topology description plugins (KIP-1331) are not supported by groupcoord",
+                    ));
+                }
+            }
+            "group.coordinator.rebalance.protocols" => {
+                let list = parse_list(v);
+                unique_non_empty(k, &list)?;
+                for p in &list {
+                    if !["classic", "consumer", "streams", "share"].contains(&p.as_str()) {
+                        return Err(err(k, format!("unknown rebalance protocol `{p}`")));
+                    }
+                }
+                if !list.iter().any(|p| p == "classic") {
+                    return Err(err(k, "the classic rebalance protocol must be enabled"));
+                }
+                c.streams_enabled = list.iter().any(|p| p == "streams");
+            }
+            "socket.request.max.bytes" => {
+                s.socket_request_max_bytes = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "connections.max.idle.ms" => s.connections_max_idle_ms = parse_long(k, v)?,
+            "max.connections" => s.max_connections = at_least(k, parse_int(k, v)?, 0)?,
+            _ => {
+                let Some((gid, gk)) = split_group_key(k) else {
+                    return Err(err(k, "unknown config key"));
+                };
+                let g = groups.entry(gid.to_string()).or_default();
+                apply_group_key(g, k, gk, v)?;
+            }
+        }
+    }
+    validate(&c)?;
+    for (gid, g) in &groups {
+        validate_group(&c, gid, g)?;
+    }
+    c.group_overrides = groups;
+    Ok(ParsedConfig {
+        coordinator: c,
+        server: s,
+    })
+}
+
+fn apply_group_key(g: &mut GroupConfig, k: &str, gk: &str, v: &str) -> Result<(), ConfigError> {
+    match gk {
+        "streams.session.timeout.ms" => g.session_timeout_ms = Some(parse_int(k, v)?),
+        "streams.heartbeat.interval.ms" => g.heartbeat_interval_ms = Some(parse_int(k, v)?),
+        "streams.num.standby.replicas" => g.num_standby_replicas = Some(parse_int(k, v)?),
+        "streams.initial.rebalance.delay.ms" => {
+            g.initial_rebalance_delay_ms = Some(at_least(k, parse_int(k, v)?, 0)?)
+        }
+        "streams.assignment.interval.ms" => g.assignment_interval_ms = Some(parse_int(k, v)?),
+        "streams.assignor.name" => g.assignor_name = Some(assignor_name(k, v.trim())?),
+        "streams.rack.aware.assignment.tags" => {
+            let list = parse_list(v);
+            unique_non_empty(k, &list)?;
+            g.rack_aware_assignment_tags = Some(list);
+        }
+        // Declared by Kafka, not used by streams groups yet: accepted and ignored.
+        "streams.assignor.offload.enable" => {
+            parse_bool(k, v)?;
+        }
+        "streams.task.offset.interval.ms" => g.task_offset_interval_ms = Some(parse_int(k, v)?),
+        "streams.num.warmup.replicas" => g.num_warmup_replicas = Some(parse_int(k, v)?),
+        "streams.acceptable.recovery.lag" => {
+            g.acceptable_recovery_lag = Some(at_least(k, parse_long(k, v)?, 0)?)
+        }
+        _ => return Err(err(k, "unknown group config key")),
+    }
+    Ok(())
+}
+
+fn range(
+    key: &str,
+    v: i32,
+    lo: i32,
+    hi: i32,
+    lo_key: &str,
+    hi_key: &str,
+) -> Result<(), ConfigError> {
+    if v < lo {
+        return Err(err(
+            key,
+            format!("value {v} must be at least {lo_key} ({lo})"),
+        ));
+    }
+    if v > hi {
+        return Err(err(
+            key,
+            format!("value {v} must be at most {hi_key} ({hi})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Cross-key validation of `GroupCoordinatorConfig`.
+pub fn validate(c: &CoordinatorConfig) -> Result<(), ConfigError> {
+    if c.max_session_timeout_ms < c.min_session_timeout_ms {
+        return Err(err(
+            "group.streams.max.session.timeout.ms",
+            "must be greater than or equal to group.streams.min.session.timeout.ms",
+        ));
+    }
+    range(
+        "group.streams.session.timeout.ms",
+        c.session_timeout_ms,
+        c.min_session_timeout_ms,
+        c.max_session_timeout_ms,
+        "group.streams.min.session.timeout.ms",
+        "group.streams.max.session.timeout.ms",
+    )?;
+    if c.max_heartbeat_interval_ms < c.min_heartbeat_interval_ms {
+        return Err(err(
+            "group.streams.max.heartbeat.interval.ms",
+            "must be greater than or equal to group.streams.min.heartbeat.interval.ms",
+        ));
+    }
+    range(
+        "group.streams.heartbeat.interval.ms",
+        c.heartbeat_interval_ms,
+        c.min_heartbeat_interval_ms,
+        c.max_heartbeat_interval_ms,
+        "group.streams.min.heartbeat.interval.ms",
+        "group.streams.max.heartbeat.interval.ms",
+    )?;
+    if c.heartbeat_interval_ms >= c.session_timeout_ms {
+        return Err(err(
+            "group.streams.heartbeat.interval.ms",
+            "must be less than group.streams.session.timeout.ms",
+        ));
+    }
+    if c.num_standby_replicas > c.max_standby_replicas {
+        return Err(err(
+            "group.streams.num.standby.replicas",
+            "must be less than or equal to group.streams.max.standby.replicas",
+        ));
+    }
+    if c.max_assignment_interval_ms < c.min_assignment_interval_ms {
+        return Err(err(
+            "group.streams.max.assignment.interval.ms",
+            "must be greater than or equal to group.streams.min.assignment.interval.ms",
+        ));
+    }
+    range(
+        "group.streams.assignment.interval.ms",
+        c.assignment_interval_ms,
+        c.min_assignment_interval_ms,
+        c.max_assignment_interval_ms,
+        "group.streams.min.assignment.interval.ms",
+        "group.streams.max.assignment.interval.ms",
+    )?;
+    if c.task_offset_interval_ms < c.min_task_offset_interval_ms {
+        return Err(err(
+            "group.streams.task.offset.interval.ms",
+            "must be greater than or equal to group.streams.min.task.offset.interval.ms",
+        ));
+    }
+    if c.num_warmup_replicas > c.max_warmup_replicas {
+        return Err(err(
+            "group.streams.num.warmup.replicas",
+            "must be less than or equal to group.streams.max.warmup.replicas",
+        ));
+    }
+    Ok(())
+}
+
+/// Validation of a group override as Kafka applies it on IncrementalAlterConfigs.
+fn validate_group(c: &CoordinatorConfig, gid: &str, g: &GroupConfig) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("group.{gid}.{k}");
+    if let Some(v) = g.session_timeout_ms {
+        let k = key("streams.session.timeout.ms");
+        range(
+            &k,
+            v,
+            c.min_session_timeout_ms,
+            c.max_session_timeout_ms,
+            "the broker min",
+            "the broker max",
+        )?;
+    }
+    if let Some(v) = g.heartbeat_interval_ms {
+        let k = key("streams.heartbeat.interval.ms");
+        range(
+            &k,
+            v,
+            c.min_heartbeat_interval_ms,
+            c.max_heartbeat_interval_ms,
+            "the broker min",
+            "the broker max",
+        )?;
+    }
+    let session = c.for_group(gid).session_timeout_ms;
+    let hb = g.heartbeat_interval_ms.unwrap_or(c.heartbeat_interval_ms);
+    if hb >= g.session_timeout_ms.unwrap_or(session) {
+        return Err(err(
+            &key("streams.heartbeat.interval.ms"),
+            "must be less than the session timeout",
+        ));
+    }
+    if let Some(v) = g.num_standby_replicas {
+        range(
+            &key("streams.num.standby.replicas"),
+            v,
+            0,
+            c.max_standby_replicas,
+            "0",
+            "group.streams.max.standby.replicas",
+        )?;
+    }
+    if let Some(v) = g.assignment_interval_ms {
+        range(
+            &key("streams.assignment.interval.ms"),
+            v,
+            c.min_assignment_interval_ms,
+            c.max_assignment_interval_ms,
+            "group.streams.min.assignment.interval.ms",
+            "group.streams.max.assignment.interval.ms",
+        )?;
+    }
+    if let Some(v) = g.task_offset_interval_ms {
+        range(
+            &key("streams.task.offset.interval.ms"),
+            v,
+            c.min_task_offset_interval_ms,
+            i32::MAX,
+            "group.streams.min.task.offset.interval.ms",
+            "max int",
+        )?;
+    }
+    if let Some(v) = g.num_warmup_replicas {
+        range(
+            &key("streams.num.warmup.replicas"),
+            v,
+            0,
+            c.max_warmup_replicas,
+            "0",
+            "group.streams.max.warmup.replicas",
+        )?;
+    }
+    if let Some(name) = &g.assignor_name
+        && !c.assignors.contains(name)
+    {
+        return Err(err(
+            &key("streams.assignor.name"),
+            format!("assignor `{name}` is not in group.streams.assignors"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(pairs: &[(&str, &str)]) -> Result<ParsedConfig, ConfigError> {
+        build(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn properties_syntax() {
+        let p = parse_properties(
+            "# comment\n! other\n  a.b = 1 \nc: two\nd three\ne=\\\n  cont\nempty=\n",
+        )
+        .unwrap();
+        assert_eq!(p["a.b"], "1");
+        assert_eq!(p["c"], "two");
+        assert_eq!(p["d"], "three");
+        assert_eq!(p["e"], "cont");
+        assert_eq!(p["empty"], "");
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let c = b(&[]).unwrap();
+        assert_eq!(c.coordinator, CoordinatorConfig::default());
+        let c = b(&[
+            ("group.streams.session.timeout.ms", "50000"),
+            ("group.streams.num.standby.replicas", "1"),
+            ("group.streams.assignors", "sticky, mock"),
+            ("group.streams.rack.aware.assignment.tags", "zone,rack"),
+            ("group.streams.acceptable.recovery.lag", "123456789012"),
+            ("socket.request.max.bytes", "1000"),
+        ])
+        .unwrap();
+        assert_eq!(c.coordinator.session_timeout_ms, 50_000);
+        assert_eq!(c.coordinator.num_standby_replicas, 1);
+        assert_eq!(c.coordinator.assignors, vec!["sticky", "mock"]);
+        assert_eq!(
+            c.coordinator.rack_aware_assignment_tags,
+            vec!["zone", "rack"]
+        );
+        assert_eq!(c.coordinator.acceptable_recovery_lag, 123_456_789_012);
+        assert_eq!(c.server.socket_request_max_bytes, 1000);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("no.such.key", "1")], "no.such.key"),
+            (
+                &[("group.streams.session.timeout.ms", "abc")],
+                "group.streams.session.timeout.ms",
+            ),
+            (
+                &[("group.streams.session.timeout.ms", "0")],
+                "group.streams.session.timeout.ms",
+            ),
+            (
+                &[("group.streams.session.timeout.ms", "70000")],
+                "group.streams.session.timeout.ms",
+            ),
+            (
+                &[("group.streams.max.session.timeout.ms", "100")],
+                "group.streams.max.session.timeout.ms",
+            ),
+            (
+                &[("group.streams.num.standby.replicas", "3")],
+                "group.streams.num.standby.replicas",
+            ),
+            (
+                &[("group.streams.assignors", "")],
+                "group.streams.assignors",
+            ),
+            (
+                &[("group.streams.assignors", "sticky,sticky")],
+                "group.streams.assignors",
+            ),
+            (
+                &[("group.streams.assignors", "com.Foo")],
+                "group.streams.assignors",
+            ),
+            (
+                &[("group.streams.rack.aware.assignment.tags", "a,,b")],
+                "group.streams.rack.aware.assignment.tags",
+            ),
+            (
+                &[("group.streams.assignor.offload.enable", "yes")],
+                "group.streams.assignor.offload.enable",
+            ),
+            (
+                &[("group.streams.task.offset.interval.ms", "1000")],
+                "group.streams.task.offset.interval.ms",
+            ),
+            (
+                &[("group.streams.num.warmup.replicas", "21")],
+                "group.streams.num.warmup.replicas",
+            ),
+            (
+                &[("group.streams.acceptable.recovery.lag", "-1")],
+                "group.streams.acceptable.recovery.lag",
+            ),
+            (
+                &[
+                    ("group.streams.min.heartbeat.interval.ms", "1000"),
+                    ("group.streams.max.heartbeat.interval.ms", "60000"),
+                    ("group.streams.heartbeat.interval.ms", "50000"),
+                ],
+                "group.streams.heartbeat.interval.ms",
+            ),
+            (
+                &[("group.coordinator.rebalance.protocols", "consumer,streams")],
+                "group.coordinator.rebalance.protocols",
+            ),
+            (
+                &[("group.app.streams.num.standby.replicas", "5")],
+                "group.app.streams.num.standby.replicas",
+            ),
+            (
+                &[("group.app.streams.session.timeout.ms", "1")],
+                "group.app.streams.session.timeout.ms",
+            ),
+        ];
+        for (pairs, key) in cases {
+            let e = b(pairs).unwrap_err();
+            assert_eq!(&e.key, key, "{pairs:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn group_overrides() {
+        let c = b(&[
+            ("group.my.app.streams.num.standby.replicas", "1"),
+            ("group.streams.streams.session.timeout.ms", "50000"),
+            ("group.coordinator.rebalance.protocols", "classic,consumer"),
+        ])
+        .unwrap()
+        .coordinator;
+        assert_eq!(c.group_overrides["my.app"].num_standby_replicas, Some(1));
+        assert_eq!(
+            c.group_overrides["streams"].session_timeout_ms,
+            Some(50_000)
+        );
+        assert_eq!(c.for_group("my.app").num_standby_replicas, 1);
+        assert!(!c.streams_enabled);
+    }
+}

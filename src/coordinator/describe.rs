@@ -1,0 +1,402 @@
+//! StreamsGroupDescribe (spec §1.4), ListGroups and DeleteGroups (§8), and timer firing (§3.13).
+
+use serde::{Deserialize, Serialize};
+
+use super::group::{GroupState, StreamsGroup, StreamsMember};
+use super::target::{self, TargetRequest};
+use super::{Coordinator, Outcome, TimerKey};
+use crate::assignor::AssignmentConfigs;
+use crate::error::ErrorCode;
+use crate::protocol::{
+    Assignment, DescribedGroup, DescribedMember, DescribedSubtopology, DescribedTopology, Endpoint,
+    KeyValue, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, TaskOffset, TopicInfo,
+};
+use crate::records::Record;
+use crate::topology::{self, InternalTopic};
+use crate::types::{Millis, TaskId, TasksTuple, TasksWithEpochs};
+
+/// One row of ListGroups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedGroup {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub group_state: String,
+    pub group_type: String,
+}
+
+fn kv(key: &str, value: &str) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+fn internal_info(t: &InternalTopic) -> TopicInfo {
+    TopicInfo {
+        name: t.name.clone(),
+        partitions: t.partitions,
+        replication_factor: t.replication_factor.unwrap_or(0),
+        topic_configs: t.configs.iter().map(|(k, v)| kv(k, v)).collect(),
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+fn declared_info(t: &topology::TopicInfo) -> TopicInfo {
+    let mut configs: Vec<KeyValue> = t
+        .topic_configs
+        .iter()
+        .map(|c| kv(&c.key, &c.value))
+        .collect();
+    configs.sort_by(|a, b| a.key.cmp(&b.key));
+    TopicInfo {
+        name: t.name.clone(),
+        partitions: t.partitions,
+        replication_factor: t.replication_factor,
+        topic_configs: configs,
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = v.into_iter().collect();
+    v.sort();
+    v
+}
+
+fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
+    let topo = g.topology.as_ref()?;
+    let ready = g
+        .configured_topology
+        .as_ref()
+        .filter(|c| c.is_ready() && c.topology_epoch == topo.epoch)
+        .and_then(|c| c.subtopologies.as_ref());
+    let subtopologies = match ready {
+        Some(subs) => subs
+            .iter()
+            .map(|(id, s)| DescribedSubtopology {
+                subtopology_id: id.clone(),
+                source_topics: sorted(s.source_topics.iter().cloned()),
+                repartition_sink_topics: sorted(s.repartition_sink_topics.iter().cloned()),
+                state_changelog_topics: s
+                    .state_changelog_topics
+                    .values()
+                    .map(internal_info)
+                    .collect(),
+                repartition_source_topics: s
+                    .repartition_source_topics
+                    .values()
+                    .map(internal_info)
+                    .collect(),
+                unknown_tagged_fields: Vec::new(),
+            })
+            .collect(),
+        None => {
+            let mut subs: Vec<DescribedSubtopology> = topo
+                .subtopologies
+                .iter()
+                .map(|s| {
+                    let mut changelogs: Vec<TopicInfo> =
+                        s.state_changelog_topics.iter().map(declared_info).collect();
+                    changelogs.sort_by(|a, b| a.name.cmp(&b.name));
+                    let mut repartition: Vec<TopicInfo> = s
+                        .repartition_source_topics
+                        .iter()
+                        .map(declared_info)
+                        .collect();
+                    repartition.sort_by(|a, b| a.name.cmp(&b.name));
+                    DescribedSubtopology {
+                        subtopology_id: s.subtopology_id.clone(),
+                        source_topics: sorted(s.source_topics.iter().cloned()),
+                        repartition_sink_topics: sorted(s.repartition_sink_topics.iter().cloned()),
+                        state_changelog_topics: changelogs,
+                        repartition_source_topics: repartition,
+                        unknown_tagged_fields: Vec::new(),
+                    }
+                })
+                .collect();
+            subs.sort_by(|a, b| a.subtopology_id.cmp(&b.subtopology_id));
+            subs
+        }
+    };
+    Some(DescribedTopology {
+        epoch: topo.epoch,
+        subtopologies: Some(subtopologies),
+        unknown_tagged_fields: Vec::new(),
+    })
+}
+
+fn assignment_of(t: &TasksWithEpochs) -> Assignment {
+    Assignment {
+        active_tasks: t.active.task_set().to_task_ids(),
+        standby_tasks: t.standby.to_task_ids(),
+        warmup_tasks: t.warmup.to_task_ids(),
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+fn target_of(t: &TasksTuple) -> Assignment {
+    Assignment {
+        active_tasks: t.active.to_task_ids(),
+        standby_tasks: t.standby.to_task_ids(),
+        warmup_tasks: t.warmup.to_task_ids(),
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+fn offsets_list(m: &std::collections::BTreeMap<TaskId, i64>) -> Vec<TaskOffset> {
+    m.iter()
+        .map(|(t, o)| TaskOffset {
+            subtopology_id: t.subtopology.clone(),
+            partition: t.partition,
+            offset: *o,
+            unknown_tagged_fields: Vec::new(),
+        })
+        .collect()
+}
+
+fn described_member(g: &StreamsGroup, m: &StreamsMember) -> DescribedMember {
+    let offsets = g.task_offsets.get(&m.member_id);
+    DescribedMember {
+        member_id: m.member_id.clone(),
+        member_epoch: m.member_epoch,
+        instance_id: m.instance_id.clone(),
+        rack_id: m.rack_id.clone(),
+        client_id: m.client_id.clone(),
+        client_host: m.client_host.clone(),
+        topology_epoch: m.topology_epoch,
+        process_id: m.process_id.clone(),
+        user_endpoint: m.user_endpoint.as_ref().map(|e| Endpoint {
+            host: e.host.clone(),
+            port: e.port,
+            unknown_tagged_fields: Vec::new(),
+        }),
+        client_tags: m.client_tags.iter().map(|(k, v)| kv(k, v)).collect(),
+        task_offsets: offsets
+            .map(|o| offsets_list(&o.offsets))
+            .unwrap_or_default(),
+        task_end_offsets: offsets
+            .map(|o| offsets_list(&o.end_offsets))
+            .unwrap_or_default(),
+        assignment: assignment_of(&m.assigned),
+        target_assignment: target_of(&g.target_of(&m.member_id)),
+        is_classic: false,
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+impl Coordinator {
+    /// StreamsGroupDescribe (spec §1.4, §8).
+    pub fn streams_group_describe(
+        &self,
+        req: &StreamsGroupDescribeRequest,
+        api_version: i16,
+    ) -> StreamsGroupDescribeResponse {
+        let groups = req
+            .group_ids
+            .iter()
+            .map(|id| {
+                if id.is_empty() {
+                    return DescribedGroup {
+                        error_code: ErrorCode::INVALID_GROUP_ID.0,
+                        error_message: Some("The group id cannot be empty.".into()),
+                        ..Default::default()
+                    };
+                }
+                let Some(g) = self.groups.get(id) else {
+                    return DescribedGroup {
+                        error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
+                        error_message: Some(format!("Group {id} not found.")),
+                        group_id: id.clone(),
+                        ..Default::default()
+                    };
+                };
+                let cfg = self.config.for_group(id);
+                DescribedGroup {
+                    group_id: id.clone(),
+                    group_state: g.state().name().to_string(),
+                    group_epoch: g.group_epoch,
+                    assignment_epoch: g.assignment_epoch,
+                    topology: described_topology(g),
+                    members: g.members.values().map(|m| described_member(g, m)).collect(),
+                    topology_description_status: if api_version >= 1
+                        && req.include_topology_description
+                    {
+                        1
+                    } else {
+                        0
+                    },
+                    assignor_name: (api_version >= 1).then(|| cfg.assignor_name.clone()),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        StreamsGroupDescribeResponse {
+            throttle_time_ms: 0,
+            groups,
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+
+    /// ListGroups data (spec §8). Filters: lower-case state names, group types; empty = all.
+    pub fn list_groups(
+        &self,
+        states_filter: &[String],
+        types_filter: &[String],
+    ) -> Vec<ListedGroup> {
+        if !types_filter.is_empty()
+            && !types_filter
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case("streams"))
+        {
+            return Vec::new();
+        }
+        self.groups
+            .values()
+            .filter(|g| {
+                states_filter.is_empty()
+                    || states_filter
+                        .iter()
+                        .any(|s| s.eq_ignore_ascii_case(g.state().filter_name()))
+            })
+            .map(|g| ListedGroup {
+                group_id: g.group_id.clone(),
+                protocol_type: "streams".into(),
+                group_state: g.state().name().into(),
+                group_type: "streams".into(),
+            })
+            .collect()
+    }
+
+    /// DeleteGroups (spec §8): only `Empty` groups; their offsets go too.
+    pub fn delete_groups(
+        &mut self,
+        _now: Millis,
+        group_ids: &[String],
+    ) -> Outcome<Vec<(String, ErrorCode)>> {
+        let mut out = Outcome::new(Vec::new());
+        for id in group_ids {
+            let code = match self.groups.get(id) {
+                None if self.offsets.contains_key(id) => ErrorCode::NONE,
+                None => ErrorCode::GROUP_ID_NOT_FOUND,
+                Some(g) if g.state() != GroupState::Empty => ErrorCode::NON_EMPTY_GROUP,
+                Some(_) => ErrorCode::NONE,
+            };
+            if code == ErrorCode::NONE {
+                let mut records = Vec::new();
+                if let Some(offsets) = self.offsets.get(id) {
+                    for (topic, partition) in offsets.keys() {
+                        records.push(Record::OffsetCommit {
+                            group_id: id.clone(),
+                            topic: topic.clone(),
+                            partition: *partition,
+                            value: None,
+                        });
+                    }
+                }
+                if self.groups.contains_key(id) {
+                    records.push(Record::TargetAssignmentMetadata {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                    records.push(Record::GroupMetadata {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                    records.push(Record::Topology {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                }
+                self.apply(&records);
+                let mut timers = Vec::new();
+                self.timer_cancel(
+                    &mut timers,
+                    &TimerKey::InitialRebalance {
+                        group_id: id.clone(),
+                    },
+                );
+                out.timers.extend(timers);
+                out.records.extend(records);
+            }
+            out.response.push((id.clone(), code));
+        }
+        out
+    }
+
+    /// Fire one due timer (spec §3.13).
+    pub(super) fn fire(&mut self, now: Millis, key: TimerKey, tag: i32) -> Outcome<()> {
+        match key {
+            TimerKey::SessionTimeout {
+                group_id,
+                member_id,
+            } => self.fence_member(&group_id, &member_id),
+            TimerKey::RebalanceTimeout {
+                group_id,
+                member_id,
+            } => {
+                let epoch = self
+                    .groups
+                    .get(&group_id)
+                    .and_then(|g| g.members.get(&member_id))
+                    .map(|m| m.member_epoch);
+                if epoch == Some(tag) {
+                    self.fence_member(&group_id, &member_id)
+                } else {
+                    Outcome::new(())
+                }
+            }
+            TimerKey::InitialRebalance { group_id } => self.delayed_assignment(now, &group_id),
+        }
+    }
+
+    /// The delayed initial assignment (spec §3.10).
+    fn delayed_assignment(&mut self, now: Millis, group_id: &str) -> Outcome<()> {
+        let mut out = Outcome::new(());
+        let Some(g) = self.groups.get(group_id) else {
+            return out;
+        };
+        if g.members.is_empty() || g.group_epoch <= g.assignment_epoch {
+            return out;
+        }
+        let Some(configured) = g.configured_topology.as_ref() else {
+            return out;
+        };
+        let cfg = self.config.for_group(group_id);
+        let stored = &g.last_assignment_configs;
+        let configs = AssignmentConfigs {
+            num_standby_replicas: stored
+                .get("num.standby.replicas")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            rack_aware_assignment_tags: stored
+                .get("rack.aware.assignment.tags")
+                .map(|v| {
+                    v.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            acceptable_recovery_lag: cfg.acceptable_recovery_lag,
+            num_warmup_replicas: cfg.num_warmup_replicas,
+        };
+        let result = target::update_target(&TargetRequest {
+            group: g,
+            group_epoch: g.group_epoch,
+            updated_member: None,
+            replaced_member_id: None,
+            configured: Some(configured),
+            configs,
+            assignor_name: &cfg.assignor_name,
+            now,
+            initial_delay_pending: false,
+            assignment_interval_ms: 0,
+        });
+        if let Ok(r) = result {
+            self.apply(&r.records);
+            out.records = r.records;
+        }
+        out
+    }
+}

@@ -1,0 +1,1034 @@
+//! StreamsGroupHeartbeat handling (spec §3.1-§3.5, §3.11, §3.12, §3.14).
+//!
+//! The request is validated, then a plan (records, member, statuses) is computed against the
+//! current state without touching it; only a successful plan is applied, through replay. Soft
+//! state (task offsets, configured topology, shutdown flag, endpoint epoch) is updated after.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::group::{StreamsGroup, StreamsMember};
+use super::reconcile::{self, ReconcileInput};
+use super::target::{self, TargetRequest};
+use super::{Coordinator, Outcome, RequestContext, TimerChange, TimerKey};
+use crate::assignor::AssignmentConfigs;
+use crate::config::EffectiveGroupConfig;
+use crate::error::{ApiError, ErrorCode};
+use crate::protocol::{
+    Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse, TaskOffset, TopicPartition, status_code,
+};
+use crate::records::{
+    CurrentMemberAssignmentValue, GroupMetadataValue, MemberState, Record, UserEndpoint,
+};
+use crate::topology::{self, ConfiguredTopology, InternalTopic, StreamsTopology};
+use crate::types::{Millis, TaskId, TaskSet, TasksTuple};
+
+pub const JOIN_EPOCH: i32 = 0;
+pub const LEAVE_EPOCH: i32 = -1;
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// Kafka-internal topics a topology may not use (spec §3.1).
+const INTERNAL_TOPICS: &[&str] = &[
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
+fn is_valid_topic_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 249
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+}
+
+fn blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+/// Broker-level topology checks (spec §3.1 step 3).
+fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
+    let Some(t) = &req.topology else {
+        return Ok(());
+    };
+    let mut names = BTreeSet::new();
+    for s in &t.subtopologies {
+        names.extend(s.source_topics.iter().map(String::as_str));
+        names.extend(s.repartition_sink_topics.iter().map(String::as_str));
+        names.extend(s.repartition_source_topics.iter().map(|t| t.name.as_str()));
+        names.extend(s.state_changelog_topics.iter().map(|t| t.name.as_str()));
+    }
+    let internal: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| INTERNAL_TOPICS.contains(n))
+        .collect();
+    if !internal.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::STREAMS_INVALID_TOPOLOGY,
+            format!(
+                "Use of Kafka internal topics {} in a Kafka Streams topology is prohibited.",
+                internal.join(",")
+            ),
+        ));
+    }
+    let invalid: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !is_valid_topic_name(n))
+        .collect();
+    if !invalid.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::STREAMS_INVALID_TOPOLOGY,
+            format!(
+                "Topic names {} are not valid topic names.",
+                invalid.join(",")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Request validation (spec §3.2), in Kafka's order.
+fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
+    fn bad(m: impl Into<String>) -> ApiError {
+        ApiError::invalid_request(m)
+    }
+    if let Some(t) = &req.topology {
+        if t.subtopologies
+            .iter()
+            .any(|s| !s.source_topic_regex.is_empty())
+        {
+            return Err(bad(
+                "Regular expressions for source topics are not supported yet.",
+            ));
+        }
+    }
+    if blank(&req.member_id) {
+        return Err(bad("MemberId can't be empty."));
+    }
+    if blank(&req.group_id) {
+        return Err(bad("GroupId can't be empty."));
+    }
+    if req.instance_id.as_deref().is_some_and(blank) {
+        return Err(bad("InstanceId can't be empty."));
+    }
+    if req.rack_id.as_deref().is_some_and(blank) {
+        return Err(bad("RackId can't be empty."));
+    }
+    if req.member_epoch == JOIN_EPOCH {
+        if req.rebalance_timeout_ms == -1 {
+            return Err(bad("RebalanceTimeoutMs must be provided in first request."));
+        }
+        for (name, list) in [
+            ("ActiveTasks", &req.active_tasks),
+            ("StandbyTasks", &req.standby_tasks),
+            ("WarmupTasks", &req.warmup_tasks),
+        ] {
+            if list.as_ref().is_none_or(|l| !l.is_empty()) {
+                return Err(bad(format!("{name} must be empty when (re-)joining.")));
+            }
+        }
+        let Some(t) = &req.topology else {
+            return Err(bad("Topology must be non-null when (re-)joining."));
+        };
+        for s in &t.subtopologies {
+            for c in &s.state_changelog_topics {
+                if c.partitions != 0 {
+                    return Err(ApiError::new(
+                        ErrorCode::STREAMS_INVALID_TOPOLOGY,
+                        format!(
+                            "Changelog topic {} must have an undefined partition count, but it is \
+                             set to {}.",
+                            c.name, c.partitions
+                        ),
+                    ));
+                }
+            }
+        }
+    } else if req.member_epoch == STATIC_LEAVE_EPOCH {
+        if req.instance_id.is_none() {
+            return Err(bad("InstanceId can't be null."));
+        }
+    } else if req.member_epoch < STATIC_LEAVE_EPOCH {
+        return Err(bad(format!(
+            "MemberEpoch is {}, but must be greater than or equal to -2.",
+            req.member_epoch
+        )));
+    }
+    let present = [&req.active_tasks, &req.standby_tasks, &req.warmup_tasks]
+        .iter()
+        .filter(|l| l.is_some())
+        .count();
+    if present != 0 && present != 3 {
+        return Err(bad("If one task-type is non-null, all must be non-null."));
+    }
+    if req.member_epoch != JOIN_EPOCH && req.topology.is_some() {
+        return Err(bad("Topology can only be provided when (re-)joining."));
+    }
+    Ok(())
+}
+
+fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
+    StreamsGroupHeartbeatResponse {
+        error_code: e.code.0,
+        error_message: e.message.clone(),
+        ..Default::default()
+    }
+}
+
+fn status(code: i8, detail: impl Into<String>) -> Status {
+    Status {
+        status_code: code,
+        status_detail: detail.into(),
+        unknown_tagged_fields: Vec::new(),
+    }
+}
+
+/// Owned tasks of the request: known only when all three lists are present.
+fn owned_tasks(req: &StreamsGroupHeartbeatRequest) -> Option<TasksTuple> {
+    match (&req.active_tasks, &req.standby_tasks, &req.warmup_tasks) {
+        (Some(a), Some(s), Some(w)) => Some(TasksTuple {
+            active: TaskSet::from_task_ids(a),
+            standby: TaskSet::from_task_ids(s),
+            warmup: TaskSet::from_task_ids(w),
+        }),
+        _ => None,
+    }
+}
+
+fn task_offsets_map(list: &[TaskOffset]) -> Result<BTreeMap<TaskId, i64>, ApiError> {
+    let mut out = BTreeMap::new();
+    for o in list {
+        if out
+            .insert(TaskId::new(&o.subtopology_id, o.partition), o.offset)
+            .is_some()
+        {
+            return Err(ApiError::invalid_request(format!(
+                "Task offsets contain a duplicate entry for subtopology {} and partition {}.",
+                o.subtopology_id, o.partition
+            )));
+        }
+    }
+    Ok(out)
+}
+
+fn fenced_epoch(kind: &str, request: i32, member: i32) -> ApiError {
+    ApiError::new(
+        ErrorCode::FENCED_MEMBER_EPOCH,
+        format!(
+            "The streams group member has a {kind} member epoch ({request}) than the one known by \
+             the group coordinator ({member}). The member must abandon all its partitions and \
+             rejoin."
+        ),
+    )
+}
+
+/// Member epoch validation (spec §3.5).
+fn validate_member_epoch(
+    member: &StreamsMember,
+    req: &StreamsGroupHeartbeatRequest,
+    owned: Option<&TasksTuple>,
+) -> Result<(), ApiError> {
+    let r = req.member_epoch;
+    if r == JOIN_EPOCH {
+        return Ok(());
+    }
+    if r > member.member_epoch {
+        return Err(fenced_epoch("greater", r, member.member_epoch));
+    }
+    if r < member.member_epoch {
+        let subset = owned.is_some_and(|o| {
+            o.active.is_subset(&member.assigned.active.task_set())
+                && o.standby.is_subset(&member.assigned.standby)
+                && o.warmup.is_subset(&member.assigned.warmup)
+        });
+        if r != member.previous_member_epoch || !subset {
+            return Err(fenced_epoch("smaller", r, member.member_epoch));
+        }
+    }
+    Ok(())
+}
+
+/// Validate owned task lists against the configured topology (spec §3.4 step F).
+fn validate_owned_tasks(
+    req: &StreamsGroupHeartbeatRequest,
+    configured: &ConfiguredTopology,
+) -> Result<(), ApiError> {
+    let Some(subs) = &configured.subtopologies else {
+        return Ok(());
+    };
+    for list in [&req.active_tasks, &req.standby_tasks, &req.warmup_tasks]
+        .into_iter()
+        .flatten()
+    {
+        for t in list {
+            let Some(s) = subs.get(&t.subtopology_id) else {
+                return Err(ApiError::invalid_request(format!(
+                    "Subtopology {} does not exist in the topology.",
+                    t.subtopology_id
+                )));
+            };
+            for p in &t.partitions {
+                if *p < 0 || *p >= s.number_of_tasks {
+                    return Err(ApiError::invalid_request(format!(
+                        "Task {p} for subtopology {} is invalid. Number of tasks for this \
+                         subtopology: {}",
+                        t.subtopology_id, s.number_of_tasks
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Soft-state changes of a successful heartbeat, applied after its records.
+struct SoftUpdates {
+    configured: Option<ConfiguredTopology>,
+    refresh_deadline: Option<(Millis, i32)>,
+    task_offsets: Option<(Option<BTreeMap<TaskId, i64>>, Option<BTreeMap<TaskId, i64>>)>,
+    endpoint_changed: bool,
+}
+
+impl Coordinator {
+    /// Handle one StreamsGroupHeartbeat (spec §3). Never panics; errors change nothing (except
+    /// the soft shutdown flag on a leave, as Kafka does).
+    pub fn streams_group_heartbeat(
+        &mut self,
+        now: Millis,
+        ctx: &RequestContext,
+        req: &StreamsGroupHeartbeatRequest,
+    ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        let result = if !self.config.streams_enabled {
+            Err(ApiError::new(
+                ErrorCode::UNSUPPORTED_VERSION,
+                "The streams group protocol is not enabled on this coordinator.",
+            ))
+        } else {
+            validate_topology_topics(req)
+                .and_then(|_| validate_request(req))
+                .and_then(|_| {
+                    if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
+                        self.leave(now, req)
+                    } else {
+                        self.join_or_heartbeat(now, ctx, req)
+                    }
+                })
+        };
+        result.unwrap_or_else(|e| Outcome::new(error_response(&e)))
+    }
+
+    /// Leave paths (spec §3.3).
+    fn leave(
+        &mut self,
+        _now: Millis,
+        req: &StreamsGroupHeartbeatRequest,
+    ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
+        let gid = &req.group_id;
+        let Some(group) = self.groups.get_mut(gid) else {
+            return Err(ApiError::new(
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Streams group {gid} not found."),
+            ));
+        };
+        if req.shutdown_application && group.shutdown_request_member_id.is_none() {
+            group.shutdown_request_member_id = Some(req.member_id.clone());
+        }
+        let group = &*group;
+        let member = match &req.instance_id {
+            None => group.members.get(&req.member_id).ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::UNKNOWN_MEMBER_ID,
+                    format!("Member {} is not a member of group {gid}.", req.member_id),
+                )
+            })?,
+            Some(instance) => {
+                let m = group.static_member(instance).ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Instance id {instance} is unknown."),
+                    )
+                })?;
+                if m.member_id != req.member_id {
+                    return Err(fenced_instance(&req.member_id, instance, &m.member_id));
+                }
+                m
+            }
+        };
+        let mut out = Outcome::new(StreamsGroupHeartbeatResponse {
+            member_id: req.member_id.clone(),
+            member_epoch: req.member_epoch,
+            status: Some(Vec::new()),
+            ..Default::default()
+        });
+        if req.member_epoch == STATIC_LEAVE_EPOCH {
+            let value = CurrentMemberAssignmentValue {
+                member_epoch: STATIC_LEAVE_EPOCH,
+                previous_member_epoch: member.previous_member_epoch,
+                state: member.state,
+                assigned: crate::types::TasksWithEpochs {
+                    active: member.assigned.active.reset_epochs(0),
+                    standby: member.assigned.standby.clone(),
+                    warmup: member.assigned.warmup.clone(),
+                },
+                pending_revocation: Default::default(),
+            };
+            if value != member.assignment_value() {
+                out.records.push(Record::CurrentMemberAssignment {
+                    group_id: gid.clone(),
+                    member_id: member.member_id.clone(),
+                    value: Some(value),
+                });
+            }
+            self.apply(&out.records);
+        } else {
+            let member_id = member.member_id.clone();
+            let fenced = self.fence_member(gid, &member_id);
+            out.records = fenced.records;
+            out.timers = fenced.timers;
+        }
+        Ok(out)
+    }
+
+    /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
+    pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
+        let mut out = Outcome::new(());
+        let Some(group) = self.groups.get(group_id) else {
+            return out;
+        };
+        if !group.members.contains_key(member_id) {
+            return out;
+        }
+        let gid = group_id.to_string();
+        let mid = member_id.to_string();
+        out.records.push(Record::CurrentMemberAssignment {
+            group_id: gid.clone(),
+            member_id: mid.clone(),
+            value: None,
+        });
+        out.records.push(Record::TargetAssignmentMember {
+            group_id: gid.clone(),
+            member_id: mid.clone(),
+            value: None,
+        });
+        out.records.push(Record::MemberMetadata {
+            group_id: gid.clone(),
+            member_id: mid.clone(),
+            value: None,
+        });
+        let new_epoch = group.group_epoch + 1;
+        out.records.push(Record::GroupMetadata {
+            group_id: gid.clone(),
+            value: Some(GroupMetadataValue {
+                epoch: new_epoch,
+                ..group.group_metadata_value()
+            }),
+        });
+        if group.members.len() == 1 {
+            out.records.push(Record::TargetAssignmentMetadata {
+                group_id: gid.clone(),
+                value: Some(crate::records::TargetAssignmentMetadataValue {
+                    assignment_epoch: new_epoch,
+                    assignment_timestamp: 0,
+                }),
+            });
+        }
+        self.apply(&out.records);
+        let mut timers = Vec::new();
+        self.timer_cancel(
+            &mut timers,
+            &TimerKey::SessionTimeout {
+                group_id: gid.clone(),
+                member_id: mid.clone(),
+            },
+        );
+        self.timer_cancel(
+            &mut timers,
+            &TimerKey::RebalanceTimeout {
+                group_id: gid,
+                member_id: mid,
+            },
+        );
+        out.timers = timers;
+        out
+    }
+
+    /// Join (epoch 0) or regular heartbeat (spec §3.4).
+    fn join_or_heartbeat(
+        &mut self,
+        now: Millis,
+        ctx: &RequestContext,
+        req: &StreamsGroupHeartbeatRequest,
+    ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
+        let gid = req.group_id.clone();
+        let joining = req.member_epoch == JOIN_EPOCH;
+        let cfg = self.config.for_group(&gid);
+        let group_existed = self.groups.contains_key(&gid);
+        let new_group;
+        let group: &StreamsGroup = match self.groups.get(&gid) {
+            Some(g) => g,
+            None if joining => {
+                new_group = StreamsGroup::new(&gid);
+                &new_group
+            }
+            None => {
+                return Err(ApiError::new(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Streams group {gid} not found."),
+                ));
+            }
+        };
+        let owned = owned_tasks(req);
+        let mut records: Vec<Record> = Vec::new();
+
+        // Step A: size check.
+        if joining {
+            let registered_static = req
+                .instance_id
+                .as_deref()
+                .is_some_and(|i| group.static_members.contains_key(i));
+            if !registered_static
+                && group.members.len() >= self.config.max_size.max(0) as usize
+                && !group.members.contains_key(&req.member_id)
+            {
+                return Err(ApiError::new(
+                    ErrorCode::GROUP_MAX_SIZE_REACHED,
+                    format!(
+                        "The streams group has reached its maximum capacity of {} members.",
+                        self.config.max_size
+                    ),
+                ));
+            }
+        }
+
+        // Step B: member lookup or creation, static replacement.
+        let mut replaced: Option<String> = None;
+        let member: StreamsMember = match &req.instance_id {
+            None => match group.members.get(&req.member_id) {
+                Some(m) => {
+                    validate_member_epoch(m, req, owned.as_ref())?;
+                    m.clone()
+                }
+                None if joining => StreamsMember::new(&req.member_id),
+                None => {
+                    return Err(ApiError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Member {} is not a member of group {gid}.", req.member_id),
+                    ));
+                }
+            },
+            Some(instance) if joining => match group.static_member(instance) {
+                None => match group.members.get(&req.member_id) {
+                    Some(m) => m.clone(),
+                    None => StreamsMember::new(&req.member_id),
+                },
+                Some(old) => {
+                    if old.member_epoch != STATIC_LEAVE_EPOCH {
+                        return Err(ApiError::new(
+                            ErrorCode::UNRELEASED_INSTANCE_ID,
+                            format!(
+                                "Static member {} with instance id {instance} cannot join the \
+                                 group because the instance id is owned by member {}.",
+                                req.member_id, old.member_id
+                            ),
+                        ));
+                    }
+                    let mut copy = old.clone();
+                    copy.member_id = req.member_id.clone();
+                    copy.member_epoch = 0;
+                    copy.previous_member_epoch = 0;
+                    let old_id = old.member_id.clone();
+                    for r in [
+                        Record::CurrentMemberAssignment {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
+                        Record::TargetAssignmentMember {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
+                        Record::MemberMetadata {
+                            group_id: gid.clone(),
+                            member_id: old_id.clone(),
+                            value: None,
+                        },
+                        Record::MemberMetadata {
+                            group_id: gid.clone(),
+                            member_id: copy.member_id.clone(),
+                            value: Some(copy.metadata_value()),
+                        },
+                        Record::TargetAssignmentMember {
+                            group_id: gid.clone(),
+                            member_id: copy.member_id.clone(),
+                            value: Some(group.target_of(&old_id)),
+                        },
+                        Record::CurrentMemberAssignment {
+                            group_id: gid.clone(),
+                            member_id: copy.member_id.clone(),
+                            value: Some(copy.assignment_value()),
+                        },
+                    ] {
+                        records.push(r);
+                    }
+                    replaced = Some(old_id);
+                    copy
+                }
+            },
+            Some(instance) => {
+                let m = group.static_member(instance).ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Instance id {instance} is unknown."),
+                    )
+                })?;
+                if m.member_id != req.member_id {
+                    return Err(fenced_instance(&req.member_id, instance, &m.member_id));
+                }
+                validate_member_epoch(m, req, owned.as_ref())?;
+                m.clone()
+            }
+        };
+
+        // Step C: the updated member.
+        let mut updated = member.clone();
+        if let Some(i) = &req.instance_id {
+            updated.instance_id = Some(i.clone());
+        }
+        if let Some(r) = &req.rack_id {
+            updated.rack_id = Some(r.clone());
+        }
+        if req.rebalance_timeout_ms != -1 {
+            updated.rebalance_timeout_ms = req.rebalance_timeout_ms;
+        }
+        if let Some(t) = &req.topology {
+            updated.topology_epoch = t.epoch;
+        }
+        updated.client_id = ctx.client_id.clone();
+        updated.client_host = ctx.client_host.clone();
+        if let Some(p) = &req.process_id {
+            updated.process_id = p.clone();
+        }
+        if let Some(tags) = &req.client_tags {
+            updated.client_tags = tags
+                .iter()
+                .map(|kv| (kv.key.clone(), kv.value.clone()))
+                .collect();
+        }
+        let endpoint = req.user_endpoint.as_ref().map(|e| UserEndpoint {
+            host: e.host.clone(),
+            port: e.port,
+        });
+        if joining || endpoint.is_some() {
+            updated.user_endpoint = endpoint;
+        }
+        let metadata_changed = updated.metadata_value() != member.metadata_value();
+        let mut bump = if metadata_changed {
+            records.push(Record::MemberMetadata {
+                group_id: gid.clone(),
+                member_id: updated.member_id.clone(),
+                value: Some(updated.metadata_value()),
+            });
+            if updated.instance_id.is_some() {
+                updated.topology_epoch != member.topology_epoch
+                    || updated.rack_id != member.rack_id
+                    || updated.client_tags != member.client_tags
+                    || updated.process_id != member.process_id
+            } else {
+                true
+            }
+        } else {
+            false
+        };
+        let endpoint_changed = updated.user_endpoint != member.user_endpoint;
+
+        // Step D: topology.
+        let had_topology = group.topology.is_some();
+        let topology: StreamsTopology = match (&req.topology, &group.topology) {
+            (Some(t), None) => {
+                let t = StreamsTopology::from_request(t);
+                records.push(Record::Topology {
+                    group_id: gid.clone(),
+                    value: Some(t.clone()),
+                });
+                t
+            }
+            (Some(t), Some(g)) => {
+                if g.epoch <= t.epoch && StreamsTopology::from_request(t) != *g {
+                    return Err(ApiError::invalid_request(
+                        "Topology updates are not supported yet.",
+                    ));
+                }
+                g.clone()
+            }
+            (None, Some(g)) => g.clone(),
+            (None, None) => return Err(ApiError::unknown_server_error()),
+        };
+        let mut statuses = Vec::new();
+        if updated.topology_epoch < topology.epoch {
+            statuses.push(status(
+                status_code::STALE_TOPOLOGY,
+                format!(
+                    "The member's topology epoch {} is behind the group's topology epoch {}.",
+                    updated.topology_epoch, topology.epoch
+                ),
+            ));
+        }
+
+        // Step E: configured topology and metadata hash.
+        let mut reconfigure = !had_topology;
+        let mut hash = group.metadata_hash;
+        let cached = group
+            .configured_topology
+            .as_ref()
+            .filter(|c| c.topology_epoch == topology.epoch);
+        let mut fresh_configured = None;
+        if reconfigure || cached.is_none() || group.has_metadata_expired(now) {
+            hash = topology::metadata_hash(&topology.required_topics(), &self.metadata);
+            if hash != group.metadata_hash {
+                bump = true;
+                reconfigure = true;
+            }
+            if reconfigure || cached.is_none() {
+                let mut c = topology::configure_topics(&topology, &self.metadata)
+                    .map_err(|e| ApiError::new(ErrorCode::STREAMS_INVALID_TOPOLOGY, e.message))?;
+                c.metadata_hash = hash;
+                fresh_configured = Some(c);
+            }
+        }
+        let configured: &ConfiguredTopology = match (&fresh_configured, cached) {
+            (Some(c), _) => c,
+            (None, Some(c)) => c,
+            (None, None) => return Err(ApiError::unknown_server_error()),
+        };
+
+        // Step F: validated topology epoch and owned tasks.
+        let validated_epoch = if configured.is_ready() {
+            topology.epoch
+        } else {
+            -1
+        };
+        if configured.is_ready() {
+            validate_owned_tasks(req, configured)?;
+        }
+
+        // Step G: task offsets (validated before anything is stored).
+        let offsets_update = if req.task_offsets.is_some() || req.task_end_offsets.is_some() {
+            let o = req
+                .task_offsets
+                .as_deref()
+                .map(task_offsets_map)
+                .transpose()?;
+            let e = req
+                .task_end_offsets
+                .as_deref()
+                .map(task_offsets_map)
+                .transpose()?;
+            Some((o, e))
+        } else {
+            None
+        };
+
+        // Step H: more bump triggers.
+        let configs_map = cfg.assignment_configs_map();
+        if validated_epoch != group.validated_topology_epoch
+            || configs_map != group.last_assignment_configs
+        {
+            bump = true;
+        }
+
+        // Step I: bump.
+        let mut group_epoch = group.group_epoch;
+        let mut refresh_deadline = None;
+        if bump {
+            group_epoch += 1;
+            records.push(Record::GroupMetadata {
+                group_id: gid.clone(),
+                value: Some(GroupMetadataValue {
+                    epoch: group_epoch,
+                    metadata_hash: hash,
+                    validated_topology_epoch: validated_epoch,
+                    last_assignment_configs: configs_map.clone(),
+                    stored_description_topology_epoch: group.stored_description_topology_epoch,
+                    failed_description_topology_epoch: group.failed_description_topology_epoch,
+                }),
+            });
+            refresh_deadline = Some((now.plus(i32::MAX as i64), group_epoch));
+        }
+
+        // Step J: initial rebalance delay.
+        let initial_key = TimerKey::InitialRebalance {
+            group_id: gid.clone(),
+        };
+        let schedule_initial = group.members.is_empty()
+            && cfg.initial_rebalance_delay_ms > 0
+            && !self.timers.is_scheduled(&initial_key);
+        let initial_pending = schedule_initial || self.timers.is_scheduled(&initial_key);
+
+        // Step K: target assignment.
+        let target = target::update_target(&TargetRequest {
+            group,
+            group_epoch,
+            updated_member: Some(&updated),
+            replaced_member_id: replaced.as_deref(),
+            configured: Some(configured),
+            configs: assignment_configs(&cfg),
+            assignor_name: &cfg.assignor_name,
+            now,
+            initial_delay_pending: initial_pending,
+            assignment_interval_ms: cfg.assignment_interval_ms,
+        })?;
+        records.extend(target.records);
+        if let Some(d) = target.delayed {
+            statuses.push(status(status_code::ASSIGNMENT_DELAYED, d));
+        }
+        if let Some(issue) = &configured.issue {
+            statuses.push(status(issue.status_code, issue.detail.clone()));
+        }
+
+        // Step M: reconciliation.
+        let reconciled = reconcile::reconcile(
+            &updated,
+            &ReconcileInput {
+                target_epoch: target.assignment_epoch,
+                target: &target.member_target,
+                index: &group.index,
+                owned: owned.as_ref(),
+            },
+        )?;
+        let assignment_changed = !reconciled.same_assignment(&updated);
+        if assignment_changed {
+            records.push(Record::CurrentMemberAssignment {
+                group_id: gid.clone(),
+                member_id: reconciled.member_id.clone(),
+                value: Some(reconciled.assignment_value()),
+            });
+        }
+        let tasks_changed = reconciled.assigned != updated.assigned;
+        let topics_to_create: Vec<InternalTopic> = if configured
+            .issue
+            .as_ref()
+            .is_some_and(|i| i.status_code == status_code::MISSING_INTERNAL_TOPICS)
+        {
+            configured
+                .internal_topics_to_create
+                .values()
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let soft = SoftUpdates {
+            configured: fresh_configured.clone(),
+            refresh_deadline,
+            task_offsets: offsets_update,
+            endpoint_changed: endpoint_changed
+                || (tasks_changed && reconciled.user_endpoint.is_some()),
+        };
+
+        // Apply: records, soft state, timers.
+        self.apply(&records);
+        let mut timers: Vec<TimerChange> = Vec::new();
+        if schedule_initial {
+            self.timer_schedule(
+                &mut timers,
+                initial_key,
+                now.plus(cfg.initial_rebalance_delay_ms as i64),
+                0,
+            );
+        }
+        let member_id = reconciled.member_id.clone();
+        if assignment_changed {
+            let key = TimerKey::RebalanceTimeout {
+                group_id: gid.clone(),
+                member_id: member_id.clone(),
+            };
+            if reconciled.state == MemberState::UnrevokedTasks {
+                let at = now.plus(reconciled.rebalance_timeout_ms.max(0) as i64);
+                self.timer_schedule(&mut timers, key, at, reconciled.member_epoch);
+            } else {
+                self.timer_cancel(&mut timers, &key);
+            }
+        }
+        self.timer_schedule(
+            &mut timers,
+            TimerKey::SessionTimeout {
+                group_id: gid.clone(),
+                member_id: member_id.clone(),
+            },
+            now.plus(cfg.session_timeout_ms as i64),
+            0,
+        );
+        let group = self
+            .groups
+            .get_mut(&gid)
+            .ok_or_else(ApiError::unknown_server_error)?;
+        if let Some(c) = soft.configured {
+            group.configured_topology = Some(c);
+        }
+        if let Some(d) = soft.refresh_deadline {
+            group.metadata_refresh_deadline = d;
+        }
+        if let Some((o, e)) = soft.task_offsets {
+            let entry = group.task_offsets.entry(member_id.clone()).or_default();
+            if let Some(o) = o {
+                entry.offsets = o;
+            }
+            if let Some(e) = e {
+                entry.end_offsets = e;
+            }
+        }
+        if soft.endpoint_changed {
+            group.endpoint_information_epoch += 1;
+        }
+        if req.shutdown_application && group.shutdown_request_member_id.is_none() {
+            group.shutdown_request_member_id = Some(member_id.clone());
+        }
+
+        // Step O: response.
+        if let Some(requester) = &group.shutdown_request_member_id {
+            statuses.push(status(
+                status_code::SHUTDOWN_APPLICATION,
+                format!(
+                    "Streams group member {requester} encountered a fatal error and requested a \
+                     shutdown for the entire application."
+                ),
+            ));
+        }
+        if ctx.api_version >= 1 && !cfg.rack_aware_assignment_tags.is_empty() {
+            let missing: Vec<&str> = cfg
+                .rack_aware_assignment_tags
+                .iter()
+                .filter(|t| !reconciled.client_tags.contains_key(*t))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                statuses.push(status(
+                    status_code::MISSING_CLIENT_TAGS,
+                    format!(
+                        "Missing required client tags for rack-aware standby assignment: [{}]. \
+                         Configure them via 'client.tag.<tagKey>' in your Streams config.",
+                        missing.join(", ")
+                    ),
+                ));
+            }
+        }
+        let (active, standby, warmup) = if joining || tasks_changed {
+            (
+                Some(reconciled.assigned.active.task_set().to_task_ids()),
+                Some(reconciled.assigned.standby.to_task_ids()),
+                Some(reconciled.assigned.warmup.to_task_ids()),
+            )
+        } else {
+            (None, None, None)
+        };
+        let endpoint_epoch = if group_existed {
+            group.endpoint_information_epoch
+        } else {
+            0
+        };
+        let partitions_by_user_endpoint = (group.endpoint_information_epoch
+            != req.endpoint_information_epoch)
+            .then(|| endpoint_information(group, &member_id, &self.metadata));
+        let response = StreamsGroupHeartbeatResponse {
+            member_id: member_id.clone(),
+            member_epoch: reconciled.member_epoch,
+            heartbeat_interval_ms: cfg.heartbeat_interval_ms,
+            task_offset_interval_ms: cfg.task_offset_interval_ms,
+            acceptable_recovery_lag: cfg.acceptable_recovery_lag,
+            status: Some(statuses),
+            active_tasks: active,
+            standby_tasks: standby,
+            warmup_tasks: warmup,
+            endpoint_information_epoch: endpoint_epoch,
+            partitions_by_user_endpoint,
+            ..Default::default()
+        };
+        Ok(Outcome {
+            response,
+            records,
+            timers,
+            topics_to_create,
+        })
+    }
+}
+
+fn fenced_instance(member_id: &str, instance: &str, owner: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::FENCED_INSTANCE_ID,
+        format!(
+            "Static member {member_id} with instance id {instance} is fenced: the instance id is \
+             owned by member {owner}."
+        ),
+    )
+}
+
+/// Assignor configs in force for a group (spec §3.9 plus the warm-up knobs).
+pub(super) fn assignment_configs(cfg: &EffectiveGroupConfig) -> AssignmentConfigs {
+    AssignmentConfigs {
+        num_standby_replicas: cfg.num_standby_replicas,
+        rack_aware_assignment_tags: cfg.rack_aware_assignment_tags.clone(),
+        acceptable_recovery_lag: cfg.acceptable_recovery_lag,
+        num_warmup_replicas: cfg.num_warmup_replicas,
+    }
+}
+
+/// IQ endpoint information (spec §3.12): one entry per member with an endpoint, the
+/// heartbeating member last.
+fn endpoint_information(
+    group: &StreamsGroup,
+    member_id: &str,
+    metadata: &crate::topology::MetadataImage,
+) -> Vec<EndpointToPartitions> {
+    let subs = group
+        .configured_topology
+        .as_ref()
+        .and_then(|c| c.subtopologies.as_ref());
+    let partitions = |tasks: &TaskSet| -> Vec<TopicPartition> {
+        let Some(subs) = subs else { return Vec::new() };
+        let mut by_topic: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+        for (s, ps) in tasks.subtopologies() {
+            let Some(sub) = subs.get(s) else { continue };
+            for (topic, parts) in
+                crate::topology::endpoints::partitions_for_tasks(sub, ps, metadata)
+            {
+                by_topic.entry(topic).or_default().extend(parts);
+            }
+        }
+        by_topic
+            .into_iter()
+            .map(|(topic, ps)| TopicPartition {
+                topic,
+                partitions: ps.into_iter().collect(),
+                unknown_tagged_fields: Vec::new(),
+            })
+            .collect()
+    };
+    let entry = |m: &StreamsMember| -> Option<EndpointToPartitions> {
+        let e = m.user_endpoint.as_ref()?;
+        Some(EndpointToPartitions {
+            user_endpoint: Endpoint {
+                host: e.host.clone(),
+                port: e.port,
+                unknown_tagged_fields: Vec::new(),
+            },
+            active_partitions: partitions(&m.assigned.active.task_set()),
+            standby_partitions: partitions(&m.assigned.standby.union(&m.assigned.warmup)),
+            unknown_tagged_fields: Vec::new(),
+        })
+    };
+    let mut out: Vec<EndpointToPartitions> = group
+        .members
+        .values()
+        .filter(|m| m.member_id != member_id)
+        .filter_map(entry)
+        .collect();
+    if let Some(m) = group.members.get(member_id) {
+        out.extend(entry(m));
+    }
+    out
+}

@@ -1,0 +1,236 @@
+//! OffsetCommit and OffsetFetch against streams groups (spec §8).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Coordinator, Outcome};
+use crate::error::{ApiError, ErrorCode};
+use crate::records::{OffsetCommitValue, Record};
+use crate::types::Millis;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetCommitPartition {
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetCommitTopic {
+    pub name: String,
+    pub partitions: Vec<OffsetCommitPartition>,
+}
+
+/// An OffsetCommit request as the coordinator needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetCommitInput {
+    pub group_id: String,
+    pub member_id: String,
+    /// `GenerationIdOrMemberEpoch`.
+    pub member_epoch: i32,
+    pub group_instance_id: Option<String>,
+    pub api_version: i16,
+    pub transactional: bool,
+    pub topics: Vec<OffsetCommitTopic>,
+}
+
+/// An OffsetFetch request for one group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetFetchInput {
+    pub group_id: String,
+    pub member_id: Option<String>,
+    pub member_epoch: i32,
+    /// `None` = every committed partition.
+    pub topics: Option<Vec<(String, Vec<i32>)>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchedOffset {
+    pub topic: String,
+    pub partition: i32,
+    /// -1 when nothing is committed.
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+}
+
+impl Coordinator {
+    /// OffsetCommit with the streams validation (spec §8). Per-partition error codes.
+    pub fn offset_commit(
+        &mut self,
+        now: Millis,
+        req: &OffsetCommitInput,
+    ) -> Outcome<Vec<(String, Vec<(i32, ErrorCode)>)>> {
+        let verdict = self.validate_commit(req);
+        let mut records = Vec::new();
+        let mut response = Vec::new();
+        for t in &req.topics {
+            let mut parts = Vec::new();
+            for p in &t.partitions {
+                let code = match &verdict {
+                    Err(e) => e.code,
+                    Ok(check) => check(&t.name, p.partition),
+                };
+                if code == ErrorCode::NONE {
+                    records.push(Record::OffsetCommit {
+                        group_id: req.group_id.clone(),
+                        topic: t.name.clone(),
+                        partition: p.partition,
+                        value: Some(OffsetCommitValue {
+                            offset: p.offset,
+                            leader_epoch: p.leader_epoch,
+                            metadata: p.metadata.clone().unwrap_or_default(),
+                            commit_timestamp: now.0,
+                        }),
+                    });
+                }
+                parts.push((p.partition, code));
+            }
+            response.push((t.name.clone(), parts));
+        }
+        drop(verdict);
+        self.apply(&records);
+        Outcome {
+            response,
+            records,
+            timers: Vec::new(),
+            topics_to_create: Vec::new(),
+        }
+    }
+
+    /// Group-level checks; the returned closure does the per-partition ones.
+    #[allow(clippy::type_complexity)]
+    fn validate_commit<'a>(
+        &'a self,
+        req: &'a OffsetCommitInput,
+    ) -> Result<Box<dyn Fn(&str, i32) -> ErrorCode + 'a>, ApiError> {
+        let ok: Box<dyn Fn(&str, i32) -> ErrorCode> = Box::new(|_, _| ErrorCode::NONE);
+        if req.group_id.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::INVALID_GROUP_ID,
+                "The group id cannot be empty.",
+            ));
+        }
+        let Some(g) = self.groups.get(&req.group_id) else {
+            if req.member_epoch < 0 {
+                return Ok(ok);
+            }
+            let code = if req.api_version >= 9 {
+                ErrorCode::GROUP_ID_NOT_FOUND
+            } else {
+                ErrorCode::ILLEGAL_GENERATION
+            };
+            return Err(ApiError::new(
+                code,
+                format!("Group {} not found.", req.group_id),
+            ));
+        };
+        if req.member_epoch < 0 && g.members.is_empty() {
+            return Ok(ok);
+        }
+        if req.transactional
+            && req.member_id.is_empty()
+            && req.member_epoch == -1
+            && req.group_instance_id.is_none()
+        {
+            return Ok(ok);
+        }
+        let Some(m) = g.members.get(&req.member_id) else {
+            return Err(ApiError::new(
+                ErrorCode::UNKNOWN_MEMBER_ID,
+                format!(
+                    "Member {} is not a member of group {}.",
+                    req.member_id, req.group_id
+                ),
+            ));
+        };
+        if !req.transactional && req.api_version < 9 {
+            return Err(ApiError::new(
+                ErrorCode::UNSUPPORTED_VERSION,
+                "OffsetCommit version 9 or above must be used by members using the streams group protocol",
+            ));
+        }
+        if req.member_epoch == m.member_epoch {
+            return Ok(ok);
+        }
+        if req.member_epoch > m.member_epoch {
+            return Err(ApiError::new(
+                ErrorCode::STALE_MEMBER_EPOCH,
+                "The member epoch is stale.",
+            ));
+        }
+        // Older epoch: each partition's task must be owned (or pending revocation) as active
+        // since an epoch <= the request's.
+        let Some(topology) = &g.topology else {
+            return Err(ApiError::new(
+                ErrorCode::STALE_MEMBER_EPOCH,
+                "The member epoch is stale.",
+            ));
+        };
+        let sources = topology.source_topic_map();
+        let epoch = req.member_epoch;
+        Ok(Box::new(move |topic: &str, partition: i32| {
+            let Some(sub) = sources.get(topic) else {
+                return ErrorCode::STALE_MEMBER_EPOCH;
+            };
+            let e = m
+                .assigned
+                .active
+                .epoch_of(sub, partition)
+                .or_else(|| m.pending_revocation.active.epoch_of(sub, partition));
+            match e {
+                Some(e) if epoch >= e => ErrorCode::NONE,
+                _ => ErrorCode::STALE_MEMBER_EPOCH,
+            }
+        }))
+    }
+
+    /// OffsetFetch with the streams validation (spec §8).
+    pub fn offset_fetch(&self, req: &OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError> {
+        if let Some(g) = self.groups.get(&req.group_id) {
+            let admin = req.member_id.is_none() && req.member_epoch < 0;
+            if !admin {
+                let id = req.member_id.clone().unwrap_or_default();
+                let Some(m) = g.members.get(&id) else {
+                    return Err(ApiError::new(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Member {id} is not a member of group {}.", req.group_id),
+                    ));
+                };
+                if m.member_epoch != req.member_epoch {
+                    return Err(ApiError::new(
+                        ErrorCode::STALE_MEMBER_EPOCH,
+                        "The member epoch is stale.",
+                    ));
+                }
+            }
+        }
+        let committed = self.offsets.get(&req.group_id);
+        let value = |t: &str, p: i32| committed.and_then(|c| c.get(&(t.to_string(), p)));
+        let row = |t: &str, p: i32| match value(t, p) {
+            Some(v) => FetchedOffset {
+                topic: t.to_string(),
+                partition: p,
+                offset: v.offset,
+                leader_epoch: v.leader_epoch,
+                metadata: v.metadata.clone(),
+            },
+            None => FetchedOffset {
+                topic: t.to_string(),
+                partition: p,
+                offset: -1,
+                leader_epoch: -1,
+                metadata: String::new(),
+            },
+        };
+        Ok(match &req.topics {
+            Some(topics) => topics
+                .iter()
+                .flat_map(|(t, ps)| ps.iter().map(|p| row(t, *p)))
+                .collect(),
+            None => committed
+                .map(|c| c.keys().map(|(t, p)| row(t, *p)).collect())
+                .unwrap_or_default(),
+        })
+    }
+}

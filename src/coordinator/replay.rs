@@ -1,0 +1,214 @@
+//! Replay of coordinator records (spec §6): the only way state changes, live or on load.
+//! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
+
+use super::Coordinator;
+use super::group::{StreamsGroup, StreamsMember};
+use crate::records::Record;
+
+/// A record that cannot be applied in the current state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    #[error("cannot delete streams group {group_id}: it still has {members} members")]
+    GroupHasMembers { group_id: String, members: usize },
+    #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
+    GroupStillAssigned { group_id: String, epoch: i32 },
+    #[error(
+        "cannot remove member {member_id} of {group_id}: its current assignment (epoch {epoch}) \
+         was not tombstoned first"
+    )]
+    MemberStillAssigned {
+        group_id: String,
+        member_id: String,
+        epoch: i32,
+    },
+    #[error(
+        "cannot remove member {member_id} of {group_id}: its target assignment was not \
+         tombstoned first"
+    )]
+    MemberStillTargeted { group_id: String, member_id: String },
+    #[error(
+        "cannot clear the target assignment metadata of {group_id}: {remaining} member targets \
+         remain"
+    )]
+    TargetAssignmentRemains { group_id: String, remaining: usize },
+}
+
+impl Coordinator {
+    /// Apply one record. State changes only through here (spec §6).
+    pub fn replay(&mut self, record: &Record) -> Result<(), ReplayError> {
+        match record {
+            Record::GroupMetadata { group_id, value } => match value {
+                Some(v) => {
+                    self.group_mut_or_create(group_id).apply_group_metadata(v);
+                }
+                None => {
+                    let Some(g) = self.groups.get(group_id) else {
+                        return Ok(());
+                    };
+                    if !g.members.is_empty() {
+                        return Err(ReplayError::GroupHasMembers {
+                            group_id: group_id.clone(),
+                            members: g.members.len(),
+                        });
+                    }
+                    if g.assignment_epoch != -1 {
+                        return Err(ReplayError::GroupStillAssigned {
+                            group_id: group_id.clone(),
+                            epoch: g.assignment_epoch,
+                        });
+                    }
+                    self.groups.remove(group_id);
+                }
+            },
+            Record::MemberMetadata {
+                group_id,
+                member_id,
+                value,
+            } => match value {
+                Some(v) => {
+                    let g = self.group_mut_or_create(group_id);
+                    let mut m = g
+                        .members
+                        .get(member_id)
+                        .cloned()
+                        .unwrap_or_else(|| StreamsMember::new(member_id));
+                    m.apply_metadata(v);
+                    g.put_member(m);
+                }
+                None => {
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
+                    let Some(m) = g.members.get(member_id) else {
+                        return Ok(());
+                    };
+                    if m.member_epoch != -1 {
+                        return Err(ReplayError::MemberStillAssigned {
+                            group_id: group_id.clone(),
+                            member_id: member_id.clone(),
+                            epoch: m.member_epoch,
+                        });
+                    }
+                    if g.target_assignment.contains_key(member_id) {
+                        return Err(ReplayError::MemberStillTargeted {
+                            group_id: group_id.clone(),
+                            member_id: member_id.clone(),
+                        });
+                    }
+                    g.remove_member(member_id);
+                }
+            },
+            Record::TargetAssignmentMetadata { group_id, value } => match value {
+                Some(v) => {
+                    let g = self.group_mut_or_create(group_id);
+                    g.assignment_epoch = v.assignment_epoch;
+                    g.assignment_timestamp = v.assignment_timestamp;
+                }
+                None => {
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
+                    if !g.target_assignment.is_empty() {
+                        return Err(ReplayError::TargetAssignmentRemains {
+                            group_id: group_id.clone(),
+                            remaining: g.target_assignment.len(),
+                        });
+                    }
+                    g.assignment_epoch = -1;
+                    g.assignment_timestamp = 0;
+                }
+            },
+            Record::TargetAssignmentMember {
+                group_id,
+                member_id,
+                value,
+            } => match value {
+                Some(v) => {
+                    self.group_mut_or_create(group_id)
+                        .target_assignment
+                        .insert(member_id.clone(), v.clone());
+                }
+                None => {
+                    if let Some(g) = self.groups.get_mut(group_id) {
+                        g.target_assignment.remove(member_id);
+                    }
+                }
+            },
+            Record::CurrentMemberAssignment {
+                group_id,
+                member_id,
+                value,
+            } => match value {
+                Some(v) => {
+                    let g = self.group_mut_or_create(group_id);
+                    let mut m = g
+                        .members
+                        .get(member_id)
+                        .cloned()
+                        .unwrap_or_else(|| StreamsMember::new(member_id));
+                    m.apply_assignment(v);
+                    g.put_member(m);
+                }
+                None => {
+                    let Some(g) = self.groups.get_mut(group_id) else {
+                        return Ok(());
+                    };
+                    let Some(m) = g.members.get(member_id) else {
+                        return Ok(());
+                    };
+                    let mut m = m.clone();
+                    m.member_epoch = -1;
+                    m.previous_member_epoch = -1;
+                    m.assigned = Default::default();
+                    m.pending_revocation = Default::default();
+                    g.put_member(m);
+                }
+            },
+            Record::Topology { group_id, value } => match value {
+                Some(v) => {
+                    let g = self.group_mut_or_create(group_id);
+                    g.topology = Some(v.clone());
+                    g.configured_topology = None;
+                }
+                None => {
+                    if let Some(g) = self.groups.get_mut(group_id) {
+                        g.topology = None;
+                        g.configured_topology = None;
+                    }
+                }
+            },
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                value,
+            } => {
+                let key = (topic.clone(), *partition);
+                match value {
+                    Some(v) => {
+                        self.offsets
+                            .entry(group_id.clone())
+                            .or_default()
+                            .insert(key, v.clone());
+                    }
+                    None => {
+                        if let Some(o) = self.offsets.get_mut(group_id) {
+                            o.remove(&key);
+                            if o.is_empty() {
+                                self.offsets.remove(group_id);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn group_mut_or_create(&mut self, group_id: &str) -> &mut StreamsGroup {
+        self.groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| StreamsGroup::new(group_id))
+    }
+}

@@ -1,1 +1,0 @@
-//! Codec for API keys 88 and 89. (Being written.)

@@ -1,0 +1,87 @@
+//! Request header v2 and response header v1, the headers of flexible APIs such as keys 88/89.
+//!
+//! "Frame" below means the bytes of one request or response *after* the 4-byte size prefix.
+//!
+//! ```text
+//! RequestHeader v2  => RequestApiKey int16, RequestApiVersion int16, CorrelationId int32,
+//!                      ClientId nullable string (int16 length, NOT compact), TaggedFields
+//! ResponseHeader v1 => CorrelationId int32, TaggedFields
+//! ```
+
+use bytes::BufMut;
+use serde::{Deserialize, Serialize};
+
+use super::CodecError;
+use super::wire::{Reader, Writer};
+use crate::protocol::messages::UnknownTaggedFields;
+
+/// Request header v2.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RequestHeader {
+    pub api_key: i16,
+    pub api_version: i16,
+    pub correlation_id: i32,
+    /// Classic (int16-length) nullable string, even in this flexible header.
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+const REQUEST_HEADER: &str = "RequestHeader";
+
+impl RequestHeader {
+    /// Decodes a request header v2 at the start of `frame` (the bytes after the 4-byte size
+    /// prefix) and returns it with its length in bytes; the body starts at that offset.
+    pub fn decode(frame: &[u8]) -> Result<(Self, usize), CodecError> {
+        let mut r = Reader::new(frame, REQUEST_HEADER);
+        let header = Self {
+            api_key: r.i16("RequestApiKey")?,
+            api_version: r.i16("RequestApiVersion")?,
+            correlation_id: r.i32("CorrelationId")?,
+            client_id: r.legacy_nullable_string("ClientId")?,
+            unknown_tagged_fields: r.tagged_fields()?,
+        };
+        Ok((header, frame.len() - r.remaining()))
+    }
+
+    /// Encodes the header (v2).
+    pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
+        let mut w = Writer::new(REQUEST_HEADER);
+        w.i16(self.api_key);
+        w.i16(self.api_version);
+        w.i32(self.correlation_id);
+        w.legacy_nullable_string("ClientId", self.client_id.as_deref())?;
+        w.tagged_fields(&self.unknown_tagged_fields)?;
+        Ok(w.into_bytes())
+    }
+}
+
+/// Response header v1 with no tagged fields: the correlation id and an empty tagged-field section.
+pub fn encode_response_header_v1(correlation_id: i32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5);
+    out.put_i32(correlation_id);
+    out.put_u8(0);
+    out
+}
+
+/// Decodes a response header v1 at the start of `frame`: its correlation id and its length in
+/// bytes (tagged fields in it are skipped).
+pub fn decode_response_header_v1(frame: &[u8]) -> Result<(i32, usize), CodecError> {
+    let mut r = Reader::new(frame, "ResponseHeader");
+    let correlation_id = r.i32("CorrelationId")?;
+    r.tagged_fields()?;
+    Ok((correlation_id, frame.len() - r.remaining()))
+}
+
+/// `(api_key, api_version)` of a request frame (the bytes after the 4-byte size prefix), read
+/// without decoding anything else; `None` if the frame is shorter than 4 bytes. Works for every
+/// request header version.
+pub fn peek_api_key_version(frame: &[u8]) -> Option<(i16, i16)> {
+    match frame {
+        [k0, k1, v0, v1, ..] => Some((
+            i16::from_be_bytes([*k0, *k1]),
+            i16::from_be_bytes([*v0, *v1]),
+        )),
+        _ => None,
+    }
+}
