@@ -172,7 +172,7 @@ function stepForward() {
   pause();
   const d = S.driver;
   // Step to the next scheduled thing; skip empty steps (up to 20) so one press shows a change.
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 200; i++) {
     const f = d.advance(d.nextEventTime() - d.now);
     ingest(f);
     if (f.events.length || f.newRecords.length) break;
@@ -232,7 +232,10 @@ function globalAction(kind) {
       while (used.has(`p${i}`)) i++;
       return doAct({ action: 'add_process', process: { process_id: `p${i}`, threads: Math.max(1, num('a-threads')) } });
     }
-    case 'add_partitions': return doAct({ action: 'add_partitions', topic: $('a-topic').value, partitions: Math.max(1, num('a-parts')) });
+    case 'add_partitions': { // the action takes the new total
+      const topic = $('a-topic').value, cur = S.driver.last.snapshot.topics?.[topic] ?? 0;
+      return doAct({ action: 'add_partitions', topic, partitions: cur + Math.max(1, num('a-parts')) });
+    }
     case 'create_topic': {
       const topic = $('a-newtopic').value.trim() || missingTopic();
       if (!topic) return toast('name the topic to create', true);
@@ -261,6 +264,7 @@ function memberMenu(id, x, y) {
     ['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }],
     cut ? ['heal_network', 'Heal network', { member: id }] : ['cut_network', 'Cut network', { member: id }],
     ['request_shutdown', 'Request application shutdown', { member: id }],
+    ['restart_member', 'Restart (new incarnation)', { member: id }],
   ];
   const menu = $('menu');
   menu.innerHTML = `<div class="mh">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +

@@ -2,9 +2,10 @@
 // (preset $BENCH_PRESET or the first one, STEPS x step(STEP_MS)) in Node and prints
 // `wasm_ms=<best of ROUNDS> hash=<state hash>`.
 import { readFile } from 'node:fs/promises';
-import { initSync, WasmSimulation } from './pkg/groupcoord.js';
+const PKG = process.env.PKG_DIR ? new URL(`file://${process.env.PKG_DIR.replace(/\/?$/, '/')}`) : new URL('./pkg/', import.meta.url);
+const { initSync, WasmSimulation } = await import(new URL('groupcoord.js', PKG));
 
-initSync({ module: await readFile(new URL('./pkg/groupcoord_bg.wasm', import.meta.url)) });
+initSync({ module: await readFile(new URL(process.env.WASM_FILE ?? 'groupcoord_bg.wasm', PKG)) });
 const STEPS = Number(process.env.STEPS ?? 10000), STEP_MS = Number(process.env.STEP_MS ?? 100), ROUNDS = Number(process.env.ROUNDS ?? 3);
 const names = WasmSimulation.presets().map((p) => p.name);
 const name = process.env.BENCH_PRESET || names[0];

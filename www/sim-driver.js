@@ -104,7 +104,12 @@ export class Driver {
       consider(mb.next_heartbeat_ms); consider(mb.session_deadline_ms); consider(mb.rebalance_deadline_ms);
     }
     consider(g.initial_rebalance_deadline_ms);
-    for (let i = this.messages.length - 1; i >= 0 && i > this.messages.length - 300; i--) consider(this.messages[i].received_ms);
+    const lat = Math.max(1, this.spec.latency_ms?.[0] ?? 1);
+    for (let i = this.messages.length - 1; i >= 0 && i > this.messages.length - 300; i--) {
+      const m = this.messages[i];
+      if (m.fate === 'in_flight') consider(now + lat); // arrival time unknown: creep forward
+      else consider(m.received_ms);
+    }
     if (this.applied < this.actions.length) consider(this.actions[this.applied].at_ms);
     return t === Infinity ? now + 1000 : t;
   }

@@ -326,14 +326,15 @@ export class Swimlanes {
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
     this.hits = [];
-    const COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626' };
+    const COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
-      if (m.received_ms < t0 && m.sent_ms < t0) break;
+      const rcv = m.received_ms < 0 || m.received_ms > now ? now : m.received_ms; // in flight: up to now
+      if (rcv < t0 && m.sent_ms < t0) break;
       const l = lane.get(m.member_id);
       if (!l || !vis(l)) continue;
-      const yy = laneY(l), cls = m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
-      const x1 = x(m.sent_ms), x2 = x(Math.min(m.received_ms, now));
+      const yy = laneY(l), cls = m.fate === 'in_flight' ? 'fly' : m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
+      const x1 = x(m.sent_ms), x2 = x(rcv);
       c.strokeStyle = COL[cls];
       c.globalAlpha = 0.5;
       c.setLineDash(cls === 'lost' ? [3, 2] : []);
@@ -373,10 +374,10 @@ export function hexDump(hex) {
 export function renderMessageDetail(el, m) {
   if (!m) { el.innerHTML = '<p class="hint">Click a heartbeat in the swimlanes (or a record) to see its decoded fields and bytes.</p>'; return; }
   el.innerHTML = `<h4 data-term="heartbeat">StreamsGroupHeartbeat v${m.api_version} · #${m.seq}</h4>
-    <p>${esc(m.member_id)} · sent ${fmtT(m.sent_ms)} · received ${fmtT(m.received_ms)} · <b class="fate-${esc(m.fate)}">${esc(m.fate)}</b>${m.error ? ` · <b class="err">${esc(m.error)}</b>` : ''}</p>
+    <p>${esc(m.member_id)} · sent ${fmtT(m.sent_ms)} · ${m.received_ms >= 0 ? `received ${fmtT(m.received_ms)}` : 'in flight'} · <b class="fate-${esc(m.fate)}">${esc(m.fate)}</b>${m.error ? ` · <b class="err">${esc(m.error)}</b>` : ''}</p>
     <div class="two"><div><h5>request</h5><pre>${esc(JSON.stringify(m.request, null, 1))}</pre></div>
     <div><h5>response</h5><pre>${esc(JSON.stringify(m.response, null, 1))}</pre></div></div>
-    <h5>request bytes (${(m.request_hex?.length ?? 0) / 2} B)</h5><pre class="hex">${esc(hexDump(m.request_hex))}</pre>
+    <h5>request bytes (${(m.request_hex?.length ?? 0) / 2} B, body without header)</h5><pre class="hex">${esc(hexDump(m.request_hex))}</pre>
     <h5>response bytes (${(m.response_hex?.length ?? 0) / 2} B)</h5><pre class="hex">${esc(hexDump(m.response_hex))}</pre>`;
 }
 

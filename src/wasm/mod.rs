@@ -9,14 +9,11 @@
 //!
 //! `frame()` batches what the explorer needs per animation frame into one call.
 
-mod stub;
-
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
-use crate::sim::{Action, ScenarioSpec, TimedAction};
-use stub::{Simulation, presets};
+use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
 
 /// Outputs go through JSON: record values have integer map keys (partition -> epoch), which JSON
 /// turns into object keys, and one `JSON.parse` is faster than building the objects field by field.
@@ -59,10 +56,15 @@ fn hook() {
 }
 
 /// The simulation as seen from JavaScript.
+///
+/// A run made by `fromPreset` also carries the preset's later actions: `step` applies each at its
+/// time. (`replayTo` applies the actions up to `t`; the explorer schedules later ones itself.)
 #[wasm_bindgen]
 pub struct WasmSimulation {
     spec: ScenarioSpec,
     sim: Simulation,
+    /// Actions still to apply, in time order.
+    scheduled: std::collections::VecDeque<TimedAction>,
 }
 
 #[derive(Serialize)]
@@ -95,7 +97,11 @@ impl WasmSimulation {
     fn build(spec: ScenarioSpec) -> Result<WasmSimulation, JsError> {
         let sim = Simulation::new(spec.clone())
             .map_err(|e| JsError::new(&format!("cannot create simulation: {e}")))?;
-        Ok(WasmSimulation { spec, sim })
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: Default::default(),
+        })
     }
 
     /// A new simulation from a preset's spec and (timed) actions, replayed to time 0.
@@ -108,7 +114,13 @@ impl WasmSimulation {
             .ok_or_else(|| JsError::new(&format!("unknown preset {name:?}")))?;
         let sim = Simulation::replay_to(spec.clone(), &actions, 0)
             .map_err(|e| JsError::new(&format!("preset {name}: {e}")))?;
-        Ok(WasmSimulation { spec, sim })
+        let mut scheduled: Vec<TimedAction> = actions.into_iter().filter(|a| a.at_ms > 0).collect();
+        scheduled.sort_by_key(|a| a.at_ms);
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: scheduled.into(),
+        })
     }
 
     /// `[{name, description, spec, actions}]` of every preset.
@@ -136,13 +148,40 @@ impl WasmSimulation {
         let t = ms(t, "t")?;
         let sim = Simulation::replay_to(spec.clone(), &actions, t)
             .map_err(|e| JsError::new(&format!("replay failed: {e}")))?;
-        Ok(WasmSimulation { spec, sim })
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: Default::default(),
+        })
     }
 
     /// Advances the clock by `ms` and returns the events (`SimEvent[]`).
     pub fn step(&mut self, ms_: f64) -> Result<JsValue, JsError> {
         let d = ms(ms_, "step")?;
-        to_js(&self.sim.step(d))
+        let ev = self.advance(d)?;
+        to_js(&ev)
+    }
+
+    /// Steps `d` ms, applying the scheduled actions that fall inside at their times.
+    fn advance(&mut self, d: i64) -> Result<Vec<crate::sim::SimEvent>, JsError> {
+        let end = self.sim.now() + d;
+        let mut ev = Vec::new();
+        while self.scheduled.front().is_some_and(|a| a.at_ms <= end) {
+            let a = self.scheduled.pop_front().expect("front checked");
+            let now = self.sim.now();
+            if a.at_ms > now {
+                ev.extend(self.sim.step(a.at_ms - now));
+            }
+            let r = self.sim.apply(a.action.clone());
+            ev.extend(r.map_err(|e| {
+                JsError::new(&format!("scheduled action at {} ms rejected: {e}", a.at_ms))
+            })?);
+        }
+        let now = self.sim.now();
+        if end > now {
+            ev.extend(self.sim.step(end - now));
+        }
+        Ok(ev)
     }
 
     /// Applies an `Action` (`{action: "crash_member", member: "..."}`, object or JSON) now.
@@ -206,7 +245,7 @@ impl WasmSimulation {
     /// `{events, snapshot, messages, records, invariants}` with the logs from the given seqs.
     pub fn frame(&mut self, ms_: f64, msg_since: f64, rec_since: f64) -> Result<JsValue, JsError> {
         let d = ms(ms_, "step")?;
-        let events = if d > 0 { self.sim.step(d) } else { Vec::new() };
+        let events = self.advance(d)?;
         let (ms_log, rec_log) = (self.sim.message_log(), self.sim.record_log());
         let (m, r) = (seq(Some(msg_since)), seq(Some(rec_since)));
         let f = Frame {
