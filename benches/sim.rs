@@ -10,7 +10,10 @@ use std::time::Instant;
 use groupcoord::sim::{Simulation, TimedAction, presets};
 
 fn env(k: &str, d: i64) -> i64 {
-    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
 }
 
 /// Steps `d` ms, applying the scheduled actions inside at their times (as `WasmSimulation::step`).
@@ -34,7 +37,10 @@ fn main() {
     let (steps, step_ms, rounds) = (env("STEPS", 10_000), env("STEP_MS", 100), env("ROUNDS", 3));
     let all = presets();
     let name = std::env::var("BENCH_PRESET").unwrap_or_else(|_| all[0].0.name.clone());
-    let (spec, actions) = all.into_iter().find(|(s, _)| s.name == name).expect("preset");
+    let (spec, actions) = all
+        .into_iter()
+        .find(|(s, _)| s.name == name)
+        .expect("preset");
     let mut best = f64::INFINITY;
     let mut hash = String::new();
     for _ in 0..rounds {
