@@ -424,6 +424,6 @@ function toast(msg, error = false) {
 }
 
 // Test and console hook: read-only access to the current run.
-window.explorer = { timing: T, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+window.explorer = { timing: T, views: V, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
 
 boot();

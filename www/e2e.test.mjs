@@ -55,7 +55,15 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   await page.waitForFunction(() => document.querySelector('[data-testid=group-state]').textContent === 'Stable'
     && document.querySelector('[data-testid=member-count]').textContent === '3', null, { timeout: 20000 });
   await page.click('[data-testid=play]'); // pause
-  await page.screenshot({ path: `${OUT}01-stable-3-members.png` });
+  // Click a heartbeat in the swimlanes: its decoded fields and bytes show in the detail panel.
+  await page.$eval('#lanes', (el) => el.scrollIntoView());
+  await page.waitForTimeout(100);
+  const hit = await page.evaluate(() => { const h = window.explorer.views.lanes.hits.find((q) => q.m.fate === 'delivered'); return h && { x: h.x, y: h.y }; });
+  assert.ok(hit, 'a delivered heartbeat is drawn');
+  await page.click('#lanes canvas', { position: hit });
+  await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('StreamsGroupHeartbeat'));
+  await page.screenshot({ path: `${OUT}01-stable-3-members.png`, fullPage: true });
+  await page.$eval('body', () => window.scrollTo(0, 0));
 
   // Crash the first member from its context menu.
   const victim = await page.getAttribute('[data-testid=member-card] >> nth=0', 'data-member');
@@ -134,4 +142,41 @@ test('every preset loads and plays without errors', async () => {
     await page.screenshot({ path: `${OUT}preset-${name}.png` });
   }
   assert.deepEqual(errors, []);
+});
+
+test('live mode renders the server\'s groups from /api/groups and /api/events', async () => {
+  const tasks = (sub, ps) => [{ subtopology_id: sub, partitions: ps }];
+  const group = (epoch, m2) => ({
+    group_id: 'orders-app', group_state: m2 ? 'Reconciling' : 'Stable', group_epoch: epoch, assignment_epoch: epoch,
+    members: [
+      { member_id: 'm-aaaa', member_epoch: epoch, process_id: 'proc-1',
+        assignment: { active_tasks: tasks('0', m2 ? [0, 1] : [0, 1, 2, 3]), standby_tasks: [], warmup_tasks: [] },
+        target_assignment: { active_tasks: tasks('0', [0, 1]), standby_tasks: [], warmup_tasks: [] } },
+      ...(m2 ? [{ member_id: 'm-bbbb', member_epoch: epoch, process_id: 'proc-2',
+        assignment: { active_tasks: tasks('0', [2, 3]), standby_tasks: [], warmup_tasks: [] },
+        target_assignment: { active_tasks: tasks('0', [2, 3]), standby_tasks: [], warmup_tasks: [] } }] : []),
+    ],
+  });
+  let sse = null;
+  const live = await startServer(0, '127.0.0.1', (req, res) => {
+    if (req.url === '/api/groups') { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ groups: [group(3, false)] })); return true; }
+    if (req.url === '/api/events') { res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }); res.write(': hi\n\n'); sse = res; return true; }
+    return false;
+  });
+  try {
+    const page = await open(`http://127.0.0.1:${live.address().port}/?live`);
+    await page.waitForFunction(() => document.querySelector('#live-groups [data-testid=group-state]')?.textContent === 'Stable');
+    assert.equal(await page.$$eval('#live-groups [data-testid=member-card]', (c) => c.length), 1);
+    for (let i = 0; i < 50 && !sse; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(sse, 'the page opened the event stream');
+    sse.write(`data: ${JSON.stringify({ groups: [group(4, true)] })}\n\n`);
+    await page.waitForFunction(() => document.querySelectorAll('#live-groups [data-testid=member-card]').length === 2);
+    assert.equal(await page.textContent('#live-groups [data-testid=group-state]'), 'Reconciling');
+    await page.screenshot({ path: `${OUT}08-live-mode.png` });
+    sse.end();
+    assert.deepEqual(errors, []);
+  } finally {
+    live.closeAllConnections?.();
+    live.close();
+  }
 });

@@ -13,9 +13,12 @@ const types = {
   '.png': 'image/png', '.ts': 'text/plain; charset=utf-8',
 };
 
-export function startServer(port = 0, host = '127.0.0.1') {
+/** `extra(req, res)` may answer a request first (returns true if it did); tests use it to fake
+ * the live-mode API of `groupcoord serve --http`. */
+export function startServer(port = 0, host = '127.0.0.1', extra = null) {
   const server = createServer(async (req, res) => {
     try {
+      if (extra && (await extra(req, res))) return;
       let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       if (path.endsWith('/')) path += 'index.html';
       const file = normalize(join(root, path));
