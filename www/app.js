@@ -116,6 +116,8 @@ function render() {
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(g, S.order));
   renderInvariants($('invariants'), f.invariants);
+  const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
+  if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
   $('hash').textContent = f.snapshot.state_hash;
   $('time').textContent = fmtT(now);
   const max = Math.max(d.maxTime, now);

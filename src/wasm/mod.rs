@@ -1,8 +1,8 @@
 //! JavaScript bindings of the simulation (compiled only for wasm32).
 //!
 //! [`WasmSimulation`] wraps one simulation. Every method returns plain JS data (objects, arrays,
-//! numbers, strings; maps become objects, `None` becomes `null`; outputs via JSON, inputs via
-//! serde-wasm-bindgen or a JSON string), and
+//! numbers, strings; maps become objects, `None` becomes `null`; both directions go through JSON,
+//! so inputs may be objects or JSON strings), and
 //! every failure is a JS `Error` with a message: bad JSON, an unknown preset, an action the
 //! simulation rejects. No JS callback ever runs while Rust mutates the simulation: `step` and
 //! `apply` return the events that happened as data.
@@ -32,7 +32,12 @@ fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
     if v.is_undefined() || v.is_null() {
         return Err(JsError::new(&format!("missing {what}")));
     }
-    serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+    // Objects go through JSON.stringify + serde_json too: one deserializer for both input forms
+    // keeps the module smaller than serde-wasm-bindgen's per-type code would.
+    let s: String = js_sys::JSON::stringify(&v)
+        .map_err(|_| JsError::new(&format!("invalid {what}: not serializable to JSON")))?
+        .into();
+    serde_json::from_str(&s).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
 fn ms(v: f64, what: &str) -> Result<i64, JsError> {
