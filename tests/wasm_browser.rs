@@ -83,7 +83,13 @@ fn preset_runs_and_reaches_stable_with_invariants_holding() {
     assert!(msgs.length() > 0);
     let m0 = msgs.get(0);
     // Hex of the wire bytes (may be empty while the sim does not encode yet).
-    assert!(get(&m0, "request_hex").as_string().unwrap().len() % 2 == 0);
+    assert!(
+        get(&m0, "request_hex")
+            .as_string()
+            .unwrap()
+            .len()
+            .is_multiple_of(2)
+    );
     assert!(get(&m0, "request").is_object());
     let last_seq = get(&msgs.get(msgs.length() - 1), "seq").as_f64().unwrap();
     let tail = Array::from(
@@ -117,7 +123,7 @@ fn every_action_variant_is_accepted() {
         .unwrap();
     let apply = |sim: &mut WasmSimulation, i: usize, a: &str| {
         // Objects and JSON strings are both accepted.
-        let arg = if i % 2 == 0 {
+        let arg = if i.is_multiple_of(2) {
             js(a)
         } else {
             JsValue::from_str(a)
@@ -142,37 +148,79 @@ fn every_action_variant_is_accepted() {
         1,
         r#"{"action":"add_process","process":{"process_id":"px","threads":2}}"#,
     );
+    apply(
+        &mut sim,
+        2,
+        r#"{"action":"add_process","process":{"process_id":"ps","threads":1,"static_members":true}}"#,
+    );
     sim.step(10_000.0).unwrap_or_else(|_| panic!("step"));
-    let snap = sim.snapshot().unwrap_or_else(|_| panic!("snapshot"));
-    let ids: Vec<String> = Array::from(&get(&get(&snap, "group"), "members"))
-        .iter()
-        .map(|m| get(&m, "member_id").as_string().unwrap())
-        .collect();
-    assert!(ids.len() >= 4, "members after adding: {ids:?}");
-    let actions = [
-        format!(r#"{{"action":"cut_network","member":"{}"}}"#, ids[0]),
-        format!(r#"{{"action":"heal_network","member":"{}"}}"#, ids[0]),
-        r#"{"action":"restart_coordinator"}"#.to_string(),
-        r#"{"action":"bump_topology_epoch"}"#.to_string(),
-        format!(
+    // Member ids change (a topology bump restarts every member), so pick a running member of the
+    // static process `ps` or of the others right before each member action.
+    let running = |sim: &WasmSimulation, static_: bool| -> String {
+        let snap = sim.snapshot().unwrap_or_else(|_| panic!("snapshot"));
+        Array::from(&get(&get(&snap, "group"), "members"))
+            .iter()
+            .filter(|m| get(m, "client_status").as_string().as_deref() == Some("alive"))
+            .filter(|m| (get(m, "process_id").as_string().unwrap() == "ps") == static_)
+            .map(|m| get(&m, "member_id").as_string().unwrap())
+            .next()
+            .unwrap_or_else(|| panic!("no running member (static: {static_})"))
+    };
+    type Make<'a> = Box<dyn Fn(&WasmSimulation) -> String + 'a>;
+    let member_action = |kind: &'static str, static_: bool, extra: &'static str| -> Make {
+        Box::new(move |sim| {
+            format!(
+                r#"{{"action":"{kind}","member":"{}"{extra}}}"#,
+                running(sim, static_)
+            )
+        })
+    };
+    let fixed = |a: String| -> Make { Box::new(move |_| a.clone()) };
+    let actions: Vec<Make> = vec![
+        member_action("cut_network", false, ""),
+        Box::new(|sim| {
+            // Heal the member that was cut (the only partitioned one).
+            let snap = sim.snapshot().unwrap_or_else(|_| panic!("snapshot"));
+            let m = Array::from(&get(&get(&snap, "group"), "members"))
+                .iter()
+                .find(|m| get(m, "client_status").as_string().as_deref() == Some("partitioned"))
+                .expect("a partitioned member");
+            format!(
+                r#"{{"action":"heal_network","member":"{}"}}"#,
+                get(&m, "member_id").as_string().unwrap()
+            )
+        }),
+        fixed(r#"{"action":"restart_coordinator"}"#.to_string()),
+        fixed(r#"{"action":"bump_topology_epoch"}"#.to_string()),
+        fixed(format!(
             r#"{{"action":"add_partitions","topic":"{topic}","partitions":{}}}"#,
             partitions + 2
-        ),
-        r#"{"action":"create_topic","topic":"brand-new","partitions":3}"#.to_string(),
-        r#"{"action":"set_standby_replicas","replicas":1}"#.to_string(),
-        r#"{"action":"set_assignor","name":"sticky"}"#.to_string(),
-        format!(
-            r#"{{"action":"static_bounce","member":"{}","down_ms":5000}}"#,
-            ids[1]
-        ),
-        format!(r#"{{"action":"crash_member","member":"{}"}}"#, ids[2]),
-        format!(r#"{{"action":"leave_member","member":"{}"}}"#, ids[3]),
-        format!(r#"{{"action":"request_shutdown","member":"{}"}}"#, ids[0]),
+        )),
+        fixed(r#"{"action":"create_topic","topic":"brand-new","partitions":3}"#.to_string()),
+        fixed(r#"{"action":"set_standby_replicas","replicas":1}"#.to_string()),
+        fixed(r#"{"action":"set_assignor","name":"sticky"}"#.to_string()),
+        member_action("static_bounce", true, r#","down_ms":5000"#),
+        member_action("crash_member", false, ""),
+        Box::new(|sim| {
+            // A new incarnation of the crashed member.
+            let snap = sim.snapshot().unwrap_or_else(|_| panic!("snapshot"));
+            let m = Array::from(&get(&get(&snap, "group"), "members"))
+                .iter()
+                .find(|m| get(m, "client_status").as_string().as_deref() == Some("crashed"))
+                .expect("a crashed member");
+            format!(
+                r#"{{"action":"restart_member","member":"{}"}}"#,
+                get(&m, "member_id").as_string().unwrap()
+            )
+        }),
+        member_action("leave_member", false, ""),
+        member_action("request_shutdown", false, ""),
     ];
-    for (i, a) in actions.iter().enumerate() {
-        apply(&mut sim, i, a);
+    for (i, make) in actions.iter().enumerate() {
+        let a = make(&sim);
+        apply(&mut sim, i, &a);
     }
-    let actions_len = actions.len() + 2;
+    let actions_len = actions.len() + 3;
     let applied = Array::from(&sim.actions().unwrap_or_else(|_| panic!("actions")));
     assert!(applied.length() >= actions_len as u32);
     assert!(get(&applied.get(0), "at_ms").as_f64().is_some());

@@ -263,7 +263,7 @@ function memberMenu(id, x, y) {
   const items = [
     ['crash_member', 'Crash (stop heartbeating)', { member: id }],
     ['leave_member', 'Leave the group', { member: id }],
-    ['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }],
+    ...(m.instance_id ? [['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }]] : []),
     cut ? ['heal_network', 'Heal network', { member: id }] : ['cut_network', 'Cut network', { member: id }],
     ['request_shutdown', 'Request application shutdown', { member: id }],
     ['restart_member', 'Restart (new incarnation)', { member: id }],
