@@ -7,6 +7,59 @@
 //!
 //! Main types: [`coordinator::Coordinator`], [`records::Record`], [`protocol`] (wire messages of
 //! API keys 88/89), [`assignor::TaskAssignor`], [`topology::configure_topics`].
+//!
+//! ```
+//! use groupcoord::config::CoordinatorConfig;
+//! use groupcoord::coordinator::{Coordinator, RequestContext};
+//! use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, Topology};
+//! use groupcoord::topology::MetadataImage;
+//! use groupcoord::types::Millis;
+//!
+//! let mut coordinator = Coordinator::new(CoordinatorConfig::default());
+//! let mut topics = MetadataImage::default();
+//! topics.topics.insert("input".into(), 3);
+//! coordinator.set_metadata(topics);
+//!
+//! // A Kafka Streams member joins (epoch 0) with its topology.
+//! let join = StreamsGroupHeartbeatRequest {
+//!     group_id: "app".into(),
+//!     member_id: "m1".into(),
+//!     member_epoch: 0,
+//!     rebalance_timeout_ms: 30_000,
+//!     process_id: Some("p1".into()),
+//!     topology: Some(Topology {
+//!         epoch: 0,
+//!         subtopologies: vec![Subtopology {
+//!             subtopology_id: "0".into(),
+//!             source_topics: vec!["input".into()],
+//!             ..Default::default()
+//!         }],
+//!         ..Default::default()
+//!     }),
+//!     active_tasks: Some(vec![]),
+//!     standby_tasks: Some(vec![]),
+//!     warmup_tasks: Some(vec![]),
+//!     ..Default::default()
+//! };
+//! let ctx = RequestContext { client_id: "c".into(), client_host: "/127.0.0.1".into(), api_version: 1 };
+//! let out = coordinator.streams_group_heartbeat(Millis(0), &ctx, &join);
+//! assert_eq!(out.response.error_code, 0);
+//! // New groups start at epoch 1 and the join bumps the group to 2, but the initial rebalance
+//! // delay (3 s by default) holds the assignment back: the member stays at assignment epoch 1.
+//! assert_eq!(out.response.member_epoch, 1);
+//! let (deadline, _timer) = coordinator.next_timer().unwrap();
+//! assert_eq!(deadline, Millis(3_000));
+//! // Firing the timer computes the target assignment (records, no response).
+//! let fired = coordinator.fire_due_timers(Millis(3_000));
+//! assert!(!fired[0].records.is_empty());
+//!
+//! // A restart is a replay of the records written so far.
+//! let mut restarted = Coordinator::new(CoordinatorConfig::default());
+//! for record in out.records.iter().chain(fired.iter().flat_map(|o| &o.records)) {
+//!     restarted.replay(record).unwrap();
+//! }
+//! assert_eq!(restarted.state_hash(), coordinator.state_hash());
+//! ```
 
 pub mod assignor;
 pub mod config;

@@ -13,6 +13,8 @@ use groupcoord::topology::MetadataImage;
 use groupcoord::types::Millis;
 use proptest::prelude::*;
 
+type TaskList = Vec<(u8, i32)>;
+
 #[derive(Debug, Clone)]
 enum Op {
     Heartbeat {
@@ -20,7 +22,7 @@ enum Op {
         epoch: i32,
         instance: bool,
         topology: Option<u8>,
-        tasks: Option<(Vec<(u8, i32)>, Vec<(u8, i32)>, Vec<(u8, i32)>)>,
+        tasks: Option<(TaskList, TaskList, TaskList)>,
         offsets: Vec<(u8, i32, i64)>,
         shutdown: bool,
         rebalance_timeout: i32,
@@ -118,9 +120,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
     fn random_operations_never_panic_and_replay_matches(ops in prop::collection::vec(op(), 1..40)) {
-        let mut config = CoordinatorConfig::default();
-        config.initial_rebalance_delay_ms = 0;
-        config.num_standby_replicas = 1;
+        let config = CoordinatorConfig {
+            initial_rebalance_delay_ms: 0,
+            num_standby_replicas: 1,
+            ..CoordinatorConfig::default()
+        };
         let mut meta = MetadataImage::default();
         meta.topics.insert("a".into(), 3);
         let mut c = Coordinator::new(config.clone());

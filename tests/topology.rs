@@ -980,3 +980,20 @@ mod props {
         }
     }
 }
+
+/// Found by the property test: the same changelog configured differently by two subtopologies
+/// (one declares a count, the other derives it). Each configured occurrence must match.
+#[test]
+fn every_configured_occurrence_of_an_existing_topic_is_checked() {
+    let mut t = topology(vec![
+        sub("0").sources(&["a"]).changelog("shared"),
+        sub("1").sources(&["shared"]).changelog("shared"),
+    ]);
+    t.subtopologies[0].state_changelog_topics[0].partitions = 1;
+    let c = configure(&t, &md(&[("a", 2), ("shared", 2)]));
+    assert_stopped(
+        &c,
+        INCORRECTLY_PARTITIONED_TOPICS,
+        "Existing topic shared has different number of partitions: expected 1, found 2",
+    );
+}

@@ -1,6 +1,8 @@
 //! Task assignors (spec §5): the pluggable function from group and topology to a target
 //! assignment. Selected by name (`group.streams.assignors`, `streams.assignor.name`).
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod bench;
 pub mod mock;
 pub mod sticky;
 

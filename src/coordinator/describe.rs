@@ -203,7 +203,7 @@ impl Coordinator {
                         ..Default::default()
                     };
                 }
-                let Some(g) = self.groups.get(id) else {
+                let Some(g) = self.groups.streams(id) else {
                     return DescribedGroup {
                         error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
                         error_message: Some(format!("Group {id} not found.")),
@@ -252,7 +252,7 @@ impl Coordinator {
             return Vec::new();
         }
         self.groups
-            .values()
+            .all_streams()
             .filter(|g| {
                 states_filter.is_empty()
                     || states_filter
@@ -276,7 +276,7 @@ impl Coordinator {
     ) -> Outcome<Vec<(String, ErrorCode)>> {
         let mut out = Outcome::new(Vec::new());
         for id in group_ids {
-            let code = match self.groups.get(id) {
+            let code = match self.groups.streams(id) {
                 None if self.offsets.contains_key(id) => ErrorCode::NONE,
                 None => ErrorCode::GROUP_ID_NOT_FOUND,
                 Some(g) if g.state() != GroupState::Empty => ErrorCode::NON_EMPTY_GROUP,
@@ -294,7 +294,7 @@ impl Coordinator {
                         });
                     }
                 }
-                if self.groups.contains_key(id) {
+                if self.groups.contains(id) {
                     records.push(Record::TargetAssignmentMetadata {
                         group_id: id.clone(),
                         value: None,
@@ -337,7 +337,7 @@ impl Coordinator {
             } => {
                 let epoch = self
                     .groups
-                    .get(&group_id)
+                    .streams(&group_id)
                     .and_then(|g| g.members.get(&member_id))
                     .map(|m| m.member_epoch);
                 if epoch == Some(tag) {
@@ -353,7 +353,7 @@ impl Coordinator {
     /// The delayed initial assignment (spec §3.10).
     fn delayed_assignment(&mut self, now: Millis, group_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(g) = self.groups.get(group_id) else {
+        let Some(g) = self.groups.streams(group_id) else {
             return out;
         };
         if g.members.is_empty() || g.group_epoch <= g.assignment_epoch {
@@ -391,6 +391,7 @@ impl Coordinator {
             assignor_name: &cfg.assignor_name,
             now,
             initial_delay_pending: false,
+            updated_member_offsets: None,
             assignment_interval_ms: 0,
         });
         if let Ok(r) = result {

@@ -294,10 +294,10 @@ impl StreamsGroup {
     pub fn put_member(&mut self, member: StreamsMember) {
         if let Some(old) = self.members.remove(&member.member_id) {
             self.index.remove_member(&old);
-            if let Some(i) = &old.instance_id {
-                if self.static_members.get(i) == Some(&old.member_id) {
-                    self.static_members.remove(i);
-                }
+            if let Some(i) = &old.instance_id
+                && self.static_members.get(i) == Some(&old.member_id)
+            {
+                self.static_members.remove(i);
             }
         }
         self.index.add_member(&member);
@@ -311,10 +311,10 @@ impl StreamsGroup {
     pub fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
         let old = self.members.remove(member_id)?;
         self.index.remove_member(&old);
-        if let Some(i) = &old.instance_id {
-            if self.static_members.get(i).map(String::as_str) == Some(member_id) {
-                self.static_members.remove(i);
-            }
+        if let Some(i) = &old.instance_id
+            && self.static_members.get(i).map(String::as_str) == Some(member_id)
+        {
+            self.static_members.remove(i);
         }
         self.task_offsets.remove(member_id);
         if self.members.is_empty() {

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::group::{StreamsGroup, StreamsMember};
+use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use super::reconcile::{self, ReconcileInput};
 use super::target::{self, TargetRequest};
 use super::{Coordinator, Outcome, RequestContext, TimerChange, TimerKey};
@@ -15,7 +15,7 @@ use crate::config::EffectiveGroupConfig;
 use crate::error::{ApiError, ErrorCode};
 use crate::protocol::{
     Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse, TaskOffset, TopicPartition, status_code,
+    StreamsGroupHeartbeatResponse, TaskIds, TaskOffset, TopicPartition, status_code,
 };
 use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberState, Record, UserEndpoint,
@@ -96,15 +96,14 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
     fn bad(m: impl Into<String>) -> ApiError {
         ApiError::invalid_request(m)
     }
-    if let Some(t) = &req.topology {
-        if t.subtopologies
+    if let Some(t) = &req.topology
+        && t.subtopologies
             .iter()
             .any(|s| !s.source_topic_regex.is_empty())
-        {
-            return Err(bad(
-                "Regular expressions for source topics are not supported yet.",
-            ));
-        }
+    {
+        return Err(bad(
+            "Regular expressions for source topics are not supported yet.",
+        ));
     }
     if blank(&req.member_id) {
         return Err(bad("MemberId can't be empty."));
@@ -230,7 +229,6 @@ fn fenced_epoch(kind: &str, request: i32, member: i32) -> ApiError {
 fn validate_member_epoch(
     member: &StreamsMember,
     req: &StreamsGroupHeartbeatRequest,
-    owned: Option<&TasksTuple>,
 ) -> Result<(), ApiError> {
     let r = req.member_epoch;
     if r == JOIN_EPOCH {
@@ -240,11 +238,21 @@ fn validate_member_epoch(
         return Err(fenced_epoch("greater", r, member.member_epoch));
     }
     if r < member.member_epoch {
-        let subset = owned.is_some_and(|o| {
-            o.active.is_subset(&member.assigned.active.task_set())
-                && o.standby.is_subset(&member.assigned.standby)
-                && o.warmup.is_subset(&member.assigned.warmup)
-        });
+        // Every listed entry, even one without partitions, must name a subtopology the member
+        // is assigned in that role (Kafka's `areOwnedTasksContainedInAssignedTasks`).
+        let contained = |owned: &Option<Vec<TaskIds>>, assigned: &TaskSet| {
+            owned.as_ref().is_some_and(|list| {
+                list.iter().all(|t| {
+                    assigned.subtopologies().any(|(s, _)| s == t.subtopology_id)
+                        && t.partitions
+                            .iter()
+                            .all(|p| assigned.contains(&t.subtopology_id, *p))
+                })
+            })
+        };
+        let subset = contained(&req.active_tasks, &member.assigned.active.task_set())
+            && contained(&req.standby_tasks, &member.assigned.standby)
+            && contained(&req.warmup_tasks, &member.assigned.warmup);
         if r != member.previous_member_epoch || !subset {
             return Err(fenced_epoch("smaller", r, member.member_epoch));
         }
@@ -289,7 +297,7 @@ fn validate_owned_tasks(
 struct SoftUpdates {
     configured: Option<ConfiguredTopology>,
     refresh_deadline: Option<(Millis, i32)>,
-    task_offsets: Option<(Option<BTreeMap<TaskId, i64>>, Option<BTreeMap<TaskId, i64>>)>,
+    task_offsets: Option<MemberTaskOffsets>,
     endpoint_changed: bool,
 }
 
@@ -302,6 +310,8 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        let other_type =
+            self.groups.contains(&req.group_id) && self.groups.streams(&req.group_id).is_none();
         let result = if !self.config.streams_enabled {
             Err(ApiError::new(
                 ErrorCode::UNSUPPORTED_VERSION,
@@ -311,6 +321,13 @@ impl Coordinator {
             validate_topology_topics(req)
                 .and_then(|_| validate_request(req))
                 .and_then(|_| {
+                    if other_type {
+                        // Spec §8: a heartbeat for a group of another type.
+                        return Err(ApiError::new(
+                            ErrorCode::GROUP_ID_NOT_FOUND,
+                            format!("Group {} is not a streams group.", req.group_id),
+                        ));
+                    }
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
                         self.leave(now, req)
                     } else {
@@ -328,7 +345,7 @@ impl Coordinator {
         req: &StreamsGroupHeartbeatRequest,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
-        let Some(group) = self.groups.get_mut(gid) else {
+        let Some(group) = self.groups.streams_mut(gid) else {
             return Err(ApiError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
                 format!("Streams group {gid} not found."),
@@ -396,7 +413,7 @@ impl Coordinator {
     /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
     pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let Some(group) = self.groups.get(group_id) else {
+        let Some(group) = self.groups.streams(group_id) else {
             return out;
         };
         if !group.members.contains_key(member_id) {
@@ -466,9 +483,9 @@ impl Coordinator {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
         let cfg = self.config.for_group(&gid);
-        let group_existed = self.groups.contains_key(&gid);
+        let group_existed = self.groups.contains(&gid);
         let new_group;
-        let group: &StreamsGroup = match self.groups.get(&gid) {
+        let group: &StreamsGroup = match self.groups.streams(&gid) {
             Some(g) => g,
             None if joining => {
                 new_group = StreamsGroup::new(&gid);
@@ -509,7 +526,7 @@ impl Coordinator {
         let member: StreamsMember = match &req.instance_id {
             None => match group.members.get(&req.member_id) {
                 Some(m) => {
-                    validate_member_epoch(m, req, owned.as_ref())?;
+                    validate_member_epoch(m, req)?;
                     m.clone()
                 }
                 None if joining => StreamsMember::new(&req.member_id),
@@ -531,7 +548,7 @@ impl Coordinator {
                             ErrorCode::UNRELEASED_INSTANCE_ID,
                             format!(
                                 "Static member {} with instance id {instance} cannot join the \
-                                 group because the instance id is owned by member {}.",
+                                 group because the instance id is owned by {} member.",
                                 req.member_id, old.member_id
                             ),
                         ));
@@ -589,7 +606,7 @@ impl Coordinator {
                 if m.member_id != req.member_id {
                     return Err(fenced_instance(&req.member_id, instance, &m.member_id));
                 }
-                validate_member_epoch(m, req, owned.as_ref())?;
+                validate_member_epoch(m, req)?;
                 m.clone()
             }
         };
@@ -716,19 +733,21 @@ impl Coordinator {
             validate_owned_tasks(req, configured)?;
         }
 
-        // Step G: task offsets (validated before anything is stored).
-        let offsets_update = if req.task_offsets.is_some() || req.task_end_offsets.is_some() {
-            let o = req
+        // Step G: task offsets (validated before anything is stored). A null list keeps the
+        // previous value of that kind; the merged offsets feed this heartbeat's assignment.
+        let merged_offsets = if req.task_offsets.is_some() || req.task_end_offsets.is_some() {
+            let mut merged = group
                 .task_offsets
-                .as_deref()
-                .map(task_offsets_map)
-                .transpose()?;
-            let e = req
-                .task_end_offsets
-                .as_deref()
-                .map(task_offsets_map)
-                .transpose()?;
-            Some((o, e))
+                .get(&updated.member_id)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(list) = &req.task_offsets {
+                merged.offsets = task_offsets_map(list)?;
+            }
+            if let Some(list) = &req.task_end_offsets {
+                merged.end_offsets = task_offsets_map(list)?;
+            }
+            Some(merged)
         } else {
             None
         };
@@ -780,6 +799,7 @@ impl Coordinator {
             assignor_name: &cfg.assignor_name,
             now,
             initial_delay_pending: initial_pending,
+            updated_member_offsets: merged_offsets.as_ref(),
             assignment_interval_ms: cfg.assignment_interval_ms,
         })?;
         records.extend(target.records);
@@ -825,7 +845,7 @@ impl Coordinator {
         let soft = SoftUpdates {
             configured: fresh_configured.clone(),
             refresh_deadline,
-            task_offsets: offsets_update,
+            task_offsets: merged_offsets.clone(),
             endpoint_changed: endpoint_changed
                 || (tasks_changed && reconciled.user_endpoint.is_some()),
         };
@@ -865,7 +885,7 @@ impl Coordinator {
         );
         let group = self
             .groups
-            .get_mut(&gid)
+            .streams_mut(&gid)
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
@@ -873,14 +893,8 @@ impl Coordinator {
         if let Some(d) = soft.refresh_deadline {
             group.metadata_refresh_deadline = d;
         }
-        if let Some((o, e)) = soft.task_offsets {
-            let entry = group.task_offsets.entry(member_id.clone()).or_default();
-            if let Some(o) = o {
-                entry.offsets = o;
-            }
-            if let Some(e) = e {
-                entry.end_offsets = e;
-            }
+        if let Some(o) = soft.task_offsets {
+            group.task_offsets.insert(member_id.clone(), o);
         }
         if soft.endpoint_changed {
             group.endpoint_information_epoch += 1;
@@ -961,8 +975,7 @@ fn fenced_instance(member_id: &str, instance: &str, owner: &str) -> ApiError {
     ApiError::new(
         ErrorCode::FENCED_INSTANCE_ID,
         format!(
-            "Static member {member_id} with instance id {instance} is fenced: the instance id is \
-             owned by member {owner}."
+            "Static member {member_id} with instance id {instance} was fenced by member {owner}."
         ),
     )
 }

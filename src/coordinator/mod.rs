@@ -61,6 +61,7 @@ pub mod group;
 mod heartbeat;
 mod offsets;
 pub mod reconcile;
+pub mod registry;
 mod replay;
 mod target;
 pub mod timers;
@@ -74,7 +75,8 @@ use crate::topology::MetadataImage;
 pub use describe::ListedGroup;
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{
-    FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
+    FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitResult, OffsetCommitTopic,
+    OffsetFetchInput,
 };
 pub use replay::ReplayError;
 
@@ -99,7 +101,7 @@ pub type GroupOffsets = BTreeMap<(String, i32), OffsetCommitValue>;
 #[derive(Debug, Clone)]
 pub struct Coordinator {
     config: CoordinatorConfig,
-    groups: BTreeMap<String, StreamsGroup>,
+    groups: registry::GroupRegistry,
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
@@ -109,7 +111,7 @@ impl Coordinator {
     pub fn new(config: CoordinatorConfig) -> Coordinator {
         Coordinator {
             config,
-            groups: BTreeMap::new(),
+            groups: registry::GroupRegistry::default(),
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
@@ -143,7 +145,7 @@ impl Coordinator {
             }
         }
         if !changed.is_empty() {
-            for g in self.groups.values_mut() {
+            for g in self.groups.all_streams_mut() {
                 let Some(topology) = &g.topology else {
                     continue;
                 };
@@ -157,16 +159,16 @@ impl Coordinator {
     }
 
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {
-        self.groups.get(group_id)
+        self.groups.streams(group_id)
     }
 
     pub fn groups(&self) -> impl Iterator<Item = &StreamsGroup> {
-        self.groups.values()
+        self.groups.all_streams()
     }
 
     /// Group ids, sorted.
     pub fn group_ids(&self) -> Vec<String> {
-        self.groups.keys().cloned().collect()
+        self.groups.ids().cloned().collect()
     }
 
     pub fn offsets(&self, group_id: &str) -> Option<&GroupOffsets> {
@@ -202,7 +204,7 @@ impl Coordinator {
     pub fn on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
         let mut changes = Vec::new();
         let mut arm = Vec::new();
-        for g in self.groups.values_mut() {
+        for g in self.groups.all_streams_mut() {
             g.configured_topology = None;
             g.metadata_refresh_deadline = (Millis(0), 0);
             let session = self.config.for_group(&g.group_id).session_timeout_ms;
@@ -238,7 +240,7 @@ impl Coordinator {
     pub fn state_hash(&self) -> String {
         let groups: Vec<_> = self
             .groups
-            .values()
+            .all_streams()
             .map(StreamsGroup::persistent_view)
             .collect();
         let offsets: Vec<_> = self.offsets.iter().collect();

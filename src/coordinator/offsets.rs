@@ -54,13 +54,16 @@ pub struct FetchedOffset {
     pub metadata: String,
 }
 
+/// Per topic, per partition: the error code of the commit.
+pub type OffsetCommitResult = Vec<(String, Vec<(i32, ErrorCode)>)>;
+
 impl Coordinator {
     /// OffsetCommit with the streams validation (spec §8). Per-partition error codes.
     pub fn offset_commit(
         &mut self,
         now: Millis,
         req: &OffsetCommitInput,
-    ) -> Outcome<Vec<(String, Vec<(i32, ErrorCode)>)>> {
+    ) -> Outcome<OffsetCommitResult> {
         let verdict = self.validate_commit(req);
         let mut records = Vec::new();
         let mut response = Vec::new();
@@ -111,7 +114,7 @@ impl Coordinator {
                 "The group id cannot be empty.",
             ));
         }
-        let Some(g) = self.groups.get(&req.group_id) else {
+        let Some(g) = self.groups.streams(&req.group_id) else {
             if req.member_epoch < 0 {
                 return Ok(ok);
             }
@@ -187,7 +190,7 @@ impl Coordinator {
 
     /// OffsetFetch with the streams validation (spec §8).
     pub fn offset_fetch(&self, req: &OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError> {
-        if let Some(g) = self.groups.get(&req.group_id) {
+        if let Some(g) = self.groups.streams(&req.group_id) {
             let admin = req.member_id.is_none() && req.member_epoch < 0;
             if !admin {
                 let id = req.member_id.clone().unwrap_or_default();

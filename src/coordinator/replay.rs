@@ -9,6 +9,8 @@ use crate::records::Record;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplayError {
+    #[error("group {group_id} exists and is not a streams group")]
+    NotAStreamsGroup { group_id: String },
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
     GroupHasMembers { group_id: String, members: usize },
     #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
@@ -40,10 +42,10 @@ impl Coordinator {
         match record {
             Record::GroupMetadata { group_id, value } => match value {
                 Some(v) => {
-                    self.group_mut_or_create(group_id).apply_group_metadata(v);
+                    self.group_mut_or_create(group_id)?.apply_group_metadata(v);
                 }
                 None => {
-                    let Some(g) = self.groups.get(group_id) else {
+                    let Some(g) = self.groups.streams(group_id) else {
                         return Ok(());
                     };
                     if !g.members.is_empty() {
@@ -67,7 +69,7 @@ impl Coordinator {
                 value,
             } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id);
+                    let g = self.group_mut_or_create(group_id)?;
                     let mut m = g
                         .members
                         .get(member_id)
@@ -77,7 +79,7 @@ impl Coordinator {
                     g.put_member(m);
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else {
+                    let Some(g) = self.groups.streams_mut(group_id) else {
                         return Ok(());
                     };
                     let Some(m) = g.members.get(member_id) else {
@@ -101,12 +103,12 @@ impl Coordinator {
             },
             Record::TargetAssignmentMetadata { group_id, value } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id);
+                    let g = self.group_mut_or_create(group_id)?;
                     g.assignment_epoch = v.assignment_epoch;
                     g.assignment_timestamp = v.assignment_timestamp;
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else {
+                    let Some(g) = self.groups.streams_mut(group_id) else {
                         return Ok(());
                     };
                     if !g.target_assignment.is_empty() {
@@ -125,12 +127,12 @@ impl Coordinator {
                 value,
             } => match value {
                 Some(v) => {
-                    self.group_mut_or_create(group_id)
+                    self.group_mut_or_create(group_id)?
                         .target_assignment
                         .insert(member_id.clone(), v.clone());
                 }
                 None => {
-                    if let Some(g) = self.groups.get_mut(group_id) {
+                    if let Some(g) = self.groups.streams_mut(group_id) {
                         g.target_assignment.remove(member_id);
                     }
                 }
@@ -141,7 +143,7 @@ impl Coordinator {
                 value,
             } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id);
+                    let g = self.group_mut_or_create(group_id)?;
                     let mut m = g
                         .members
                         .get(member_id)
@@ -151,7 +153,7 @@ impl Coordinator {
                     g.put_member(m);
                 }
                 None => {
-                    let Some(g) = self.groups.get_mut(group_id) else {
+                    let Some(g) = self.groups.streams_mut(group_id) else {
                         return Ok(());
                     };
                     let Some(m) = g.members.get(member_id) else {
@@ -167,12 +169,12 @@ impl Coordinator {
             },
             Record::Topology { group_id, value } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id);
+                    let g = self.group_mut_or_create(group_id)?;
                     g.topology = Some(v.clone());
                     g.configured_topology = None;
                 }
                 None => {
-                    if let Some(g) = self.groups.get_mut(group_id) {
+                    if let Some(g) = self.groups.streams_mut(group_id) {
                         g.topology = None;
                         g.configured_topology = None;
                     }
@@ -206,9 +208,11 @@ impl Coordinator {
         Ok(())
     }
 
-    fn group_mut_or_create(&mut self, group_id: &str) -> &mut StreamsGroup {
+    fn group_mut_or_create(&mut self, group_id: &str) -> Result<&mut StreamsGroup, ReplayError> {
         self.groups
-            .entry(group_id.to_string())
-            .or_insert_with(|| StreamsGroup::new(group_id))
+            .streams_or_create(group_id)
+            .ok_or_else(|| ReplayError::NotAStreamsGroup {
+                group_id: group_id.to_string(),
+            })
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::group::{StreamsGroup, StreamsMember};
+use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use crate::assignor::{
     self, AssignmentConfigs, GroupSpec, MemberSpec, SubtopologySpec, TopologySpec,
 };
@@ -29,6 +29,9 @@ pub struct TargetRequest<'a> {
     pub assignor_name: &'a str,
     pub now: Millis,
     pub initial_delay_pending: bool,
+    /// The updated member's task offsets including this heartbeat's report (spec §3.4 step G
+    /// comes before the assignment).
+    pub updated_member_offsets: Option<&'a MemberTaskOffsets>,
     pub assignment_interval_ms: i32,
 }
 
@@ -167,7 +170,12 @@ fn compute(
         members: members
             .iter()
             .map(|(id, m)| {
-                let offsets = g.task_offsets.get(*id);
+                let offsets = match req.updated_member_offsets {
+                    Some(o) if Some(*id) == req.updated_member.map(|m| m.member_id.as_str()) => {
+                        Some(o)
+                    }
+                    _ => g.task_offsets.get(*id),
+                };
                 (
                     id.to_string(),
                     MemberSpec {

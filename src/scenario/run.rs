@@ -35,6 +35,7 @@ enum Last {
     Heartbeat(Box<StreamsGroupHeartbeatResponse>),
     Result(ErrorCode, Option<i64>),
     Describe(Box<StreamsGroupDescribeResponse>),
+    List(Vec<crate::coordinator::ListedGroup>),
 }
 
 /// Scenario state: the coordinator, the clock, the record log and the members' client state.
@@ -326,6 +327,41 @@ impl Runner {
                 self.last = Last::Describe(Box::new(resp));
                 Ok(())
             }
+            "list" => {
+                let states = list(a.get("states").unwrap_or(""));
+                let types = list(a.get("types").unwrap_or(""));
+                a.finish(&[])?;
+                self.last = Last::List(self.coord().list_groups(&states, &types));
+                Ok(())
+            }
+            "inject-state" => {
+                // Write a current-assignment record for the member with another state byte, as a
+                // newer broker could have (spec §2.2: unknown bytes replay as UNKNOWN).
+                let gid = a.get("group").unwrap_or("g").to_string();
+                let mid = a.req("member")?.to_string();
+                let byte: i8 = a
+                    .int("state")?
+                    .ok_or_else(|| err(n, "inject-state needs state=BYTE"))?;
+                a.finish(&[])?;
+                let member = self
+                    .coord
+                    .as_ref()
+                    .and_then(|c| c.group(&gid))
+                    .and_then(|g| g.members.get(&mid))
+                    .ok_or_else(|| err(n, format!("no member `{mid}` in `{gid}`")))?;
+                let mut value = member.assignment_value();
+                value.state = crate::records::MemberState::from_value(byte);
+                let record = Record::CurrentMemberAssignment {
+                    group_id: gid,
+                    member_id: mid,
+                    value: Some(value),
+                };
+                self.coord()
+                    .replay(&record)
+                    .map_err(|e| err(n, format!("replay failed: {e}")))?;
+                self.record(vec![record]);
+                Ok(())
+            }
             "restart" => {
                 a.finish(&[])?;
                 self.replay_check(n)?;
@@ -355,6 +391,7 @@ impl Runner {
                 }
                 Ok(())
             }
+            "expect-record" => self.expect_record(&a),
             "expect-timers" => {
                 let c = self.coord();
                 let mut got: Vec<String> = c
@@ -514,6 +551,28 @@ impl Runner {
         let tasks = |key: &str,
                      default: Option<TaskSet>|
          -> Result<Option<Vec<protocol::TaskIds>>, ScenarioError> {
+            // `sub:` (no partitions) sends an entry with an empty partition list, which a
+            // TaskSet cannot hold; keep such entries as written.
+            if let Some(v) = a
+                .get(key)
+                .filter(|v| v.split(';').any(|g| g.ends_with(':')))
+            {
+                let mut out = Vec::new();
+                for group in v.split(';').filter(|g| !g.is_empty()) {
+                    let Some(set) = parse_tasks(group, n)? else {
+                        return Err(err(n, format!("task list `{v}`")));
+                    };
+                    match group.strip_suffix(':') {
+                        Some(sub) => out.push(protocol::TaskIds {
+                            subtopology_id: sub.to_string(),
+                            partitions: Vec::new(),
+                            unknown_tagged_fields: Vec::new(),
+                        }),
+                        None => out.extend(set.to_task_ids()),
+                    }
+                }
+                return Ok(Some(out));
+            }
             let v = match a.get(key) {
                 Some(v) => parse_tasks(v, n)?,
                 None => default,
@@ -688,6 +747,16 @@ impl Runner {
                     a.get("interval"),
                     r.heartbeat_interval_ms.to_string(),
                 )?;
+                check(
+                    "task-offset-interval",
+                    a.get("task-offset-interval"),
+                    r.task_offset_interval_ms.to_string(),
+                )?;
+                check(
+                    "recovery-lag",
+                    a.get("recovery-lag"),
+                    r.acceptable_recovery_lag.to_string(),
+                )?;
                 check("active", a.get("active"), opt_tasks(&r.active_tasks))?;
                 check("standby", a.get("standby"), opt_tasks(&r.standby_tasks))?;
                 check("warmup", a.get("warmup"), opt_tasks(&r.warmup_tasks))?;
@@ -747,6 +816,16 @@ impl Runner {
                         .join(","),
                 };
                 check("status", a.get("status"), statuses)?;
+                check(
+                    "status detail",
+                    a.get("status-detail"),
+                    r.status
+                        .iter()
+                        .flatten()
+                        .map(|s| s.status_detail.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                )?;
                 if let Some(sub) = a.get("status-detail~") {
                     let all: String = r
                         .status
@@ -774,6 +853,22 @@ impl Runner {
                     offset.map_or("-".into(), |o| o.to_string()),
                 )?;
             }
+            Last::List(groups) => {
+                check(
+                    "groups",
+                    a.get("groups"),
+                    groups
+                        .iter()
+                        .map(|g| {
+                            format!(
+                                "{}:{}:{}:{}",
+                                g.group_id, g.group_state, g.protocol_type, g.group_type
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )?;
+            }
             Last::Describe(d) => {
                 let g = d.groups.first().cloned().unwrap_or_default();
                 check(
@@ -781,6 +876,12 @@ impl Runner {
                     a.get("error"),
                     ErrorCode(g.error_code).name().to_string(),
                 )?;
+                check(
+                    "message",
+                    a.get("message"),
+                    g.error_message.clone().unwrap_or_default(),
+                )?;
+                check("group-id", a.get("group-id"), g.group_id.clone())?;
                 check("state", a.get("state"), g.group_state.clone())?;
                 check("epoch", a.get("epoch"), g.group_epoch.to_string())?;
                 check(
@@ -824,6 +925,106 @@ impl Runner {
             }
         }
         a.finish(&[])
+    }
+
+    /// `expect-record N field=value...`: fields of the N-th (1-based) record of the last operation.
+    fn expect_record(&mut self, a: &Args) -> Result<(), ScenarioError> {
+        let n = a.line;
+        let idx: usize = a
+            .positional
+            .first()
+            .and_then(|p| p.parse().ok())
+            .filter(|i| *i >= 1)
+            .ok_or_else(|| err(n, "usage: expect-record N field=value..."))?;
+        let r = self.last_records.get(idx - 1).cloned().ok_or_else(|| {
+            err(
+                n,
+                format!(
+                    "no record {idx}: the last operation wrote {}",
+                    self.last_records.len()
+                ),
+            )
+        })?;
+        let epochs = |t: &crate::types::ActiveTasks| {
+            t.iter()
+                .map(|(s, p, e)| format!("{s}:{p}@{e}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut fields: Vec<(&str, String)> = vec![("name", record_token(&r))];
+        match &r {
+            Record::GroupMetadata { value: Some(v), .. } => {
+                fields.push(("epoch", v.epoch.to_string()));
+                fields.push(("validated-epoch", v.validated_topology_epoch.to_string()));
+                fields.push((
+                    "configs",
+                    v.last_assignment_configs
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ));
+            }
+            Record::MemberMetadata { value: Some(v), .. } => {
+                fields.push(("instance", v.instance_id.clone().unwrap_or("-".into())));
+                fields.push(("rack", v.rack_id.clone().unwrap_or("-".into())));
+                fields.push(("process", v.process_id.clone()));
+                fields.push(("topology-epoch", v.topology_epoch.to_string()));
+                fields.push(("rebalance-timeout", v.rebalance_timeout_ms.to_string()));
+                fields.push((
+                    "endpoint",
+                    v.user_endpoint
+                        .as_ref()
+                        .map_or("-".into(), |e| format!("{}:{}", e.host, e.port)),
+                ));
+            }
+            Record::TargetAssignmentMetadata { value: Some(v), .. } => {
+                fields.push(("epoch", v.assignment_epoch.to_string()));
+                fields.push(("timestamp", v.assignment_timestamp.to_string()));
+            }
+            Record::TargetAssignmentMember { value: Some(v), .. } => {
+                fields.push(("active", format_tasks(&v.active)));
+                fields.push(("standby", format_tasks(&v.standby)));
+                fields.push(("warmup", format_tasks(&v.warmup)));
+            }
+            Record::CurrentMemberAssignment { value: Some(v), .. } => {
+                fields.push(("epoch", v.member_epoch.to_string()));
+                fields.push(("previous-epoch", v.previous_member_epoch.to_string()));
+                fields.push(("state", v.state.name().to_string()));
+                fields.push(("active", format_tasks(&v.assigned.active.task_set())));
+                fields.push(("active-epochs", epochs(&v.assigned.active)));
+                fields.push(("standby", format_tasks(&v.assigned.standby)));
+                fields.push(("warmup", format_tasks(&v.assigned.warmup)));
+                fields.push((
+                    "pending-active",
+                    format_tasks(&v.pending_revocation.active.task_set()),
+                ));
+                fields.push((
+                    "pending-standby",
+                    format_tasks(&v.pending_revocation.standby),
+                ));
+            }
+            Record::Topology { value: Some(v), .. } => {
+                fields.push(("topology-epoch", v.epoch.to_string()));
+            }
+            Record::OffsetCommit { value: Some(v), .. } => {
+                fields.push(("offset", v.offset.to_string()));
+            }
+            _ => {}
+        }
+        let mut results = Vec::new();
+        for (k, got) in fields {
+            if let Some(w) = a.get(k) {
+                results.push((k, w.to_string(), got));
+            }
+        }
+        for (k, w, got) in results {
+            self.checks += 1;
+            if w != got {
+                return Err(mismatch(n, &format!("record {idx} {k}"), &w, &got));
+            }
+        }
+        a.finish(&[a.positional[0].as_str()])
     }
 
     fn expect_group(&mut self, a: &Args) -> Result<(), ScenarioError> {
@@ -884,7 +1085,27 @@ impl Runner {
             let g = g.ok_or_else(|| err(n, format!("group `{gid}` does not exist")))?;
             let m = m.ok_or_else(|| err(n, format!("member `{mid}` does not exist")))?;
             let target = g.target_of(&mid);
-            let fields: [(&str, String); 13] = [
+            let offsets = |pick: fn(
+                &crate::coordinator::group::MemberTaskOffsets,
+            ) -> &BTreeMap<crate::types::TaskId, i64>| {
+                g.task_offsets
+                    .get(&mid)
+                    .map(|o| {
+                        pick(o)
+                            .iter()
+                            .map(|(t, v)| format!("{}:{}={v}", t.subtopology, t.partition))
+                            .collect::<Vec<_>>()
+                            .join(";")
+                    })
+                    .unwrap_or_default()
+            };
+            let fields: [(&str, String); 19] = [
+                ("offsets", offsets(|o| &o.offsets)),
+                ("end-offsets", offsets(|o| &o.end_offsets)),
+                ("active-count", m.assigned.active.len().to_string()),
+                ("standby-count", m.assigned.standby.len().to_string()),
+                ("target-active-count", target.active.len().to_string()),
+                ("target-standby-count", target.standby.len().to_string()),
                 ("state", m.state.name().to_string()),
                 ("epoch", m.member_epoch.to_string()),
                 ("previous-epoch", m.previous_member_epoch.to_string()),

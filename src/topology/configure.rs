@@ -389,37 +389,42 @@ fn configure_subtopology(
 
 /// Steps 4-5: the configured internal topics that do not exist yet; an existing one must have the
 /// computed partition count.
+///
+/// Every configured occurrence of an existing topic is checked (Java checks only the last one per
+/// name, which matters only when two subtopologies configure the same topic differently); the
+/// first mismatch by topic name is reported. A missing topic configured twice is created as the
+/// subtopology with the greatest id configures it, as in Java.
 fn internal_topics_to_create(
     subtopologies: &BTreeMap<String, ConfiguredSubtopology>,
     metadata: &MetadataImage,
 ) -> Result<BTreeMap<String, InternalTopic>, Stop> {
-    let mut all = BTreeMap::new();
+    let mut to_create = BTreeMap::new();
+    let mut existing = Vec::new();
     for s in subtopologies.values() {
         for t in s
             .repartition_source_topics
             .values()
             .chain(s.state_changelog_topics.values())
         {
-            all.insert(t.name.clone(), t.clone());
+            match metadata.partitions(&t.name) {
+                None => {
+                    to_create.insert(t.name.clone(), t.clone());
+                }
+                Some(found) => existing.push((&t.name, t.partitions, found)),
+            }
         }
     }
-    let mut to_create = BTreeMap::new();
-    for (name, topic) in all {
-        match metadata.partitions(&name) {
-            None => {
-                to_create.insert(name, topic);
-            }
-            Some(found) if found != topic.partitions => {
-                return Err(Stop::issue(
-                    status_code::INCORRECTLY_PARTITIONED_TOPICS,
-                    format!(
-                        "Existing topic {name} has different number of partitions: expected {}, found {found}",
-                        topic.partitions
-                    ),
-                ));
-            }
-            Some(_) => {}
-        }
+    existing.sort_by_key(|&(name, _, _)| name);
+    if let Some((name, expected, found)) = existing
+        .into_iter()
+        .find(|&(_, expected, found)| expected != found)
+    {
+        return Err(Stop::issue(
+            status_code::INCORRECTLY_PARTITIONED_TOPICS,
+            format!(
+                "Existing topic {name} has different number of partitions: expected {expected}, found {found}"
+            ),
+        ));
     }
     Ok(to_create)
 }

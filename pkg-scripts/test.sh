@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test of the project, installing what the tests need (idempotent).
+# Usage: pkg-scripts/test.sh          (what CI runs through .ci/run)
+#        QUICK=1 pkg-scripts/test.sh  (skip browser, Python and clippy: the inner loop)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+export PATH="$HOME/.cargo/bin:$PATH"
+
+suites_passed=0
+suites_failed=0
+failed_names=()
+run_suite() {
+  local name=$1; shift
+  echo
+  echo "=== $name: $*"
+  if "$@"; then
+    suites_passed=$((suites_passed + 1))
+  else
+    suites_failed=$((suites_failed + 1))
+    failed_names+=("$name")
+  fi
+}
+
+pkg-scripts/setup.sh
+
+run_suite fmt cargo fmt --check
+if [ -z "${QUICK:-}" ]; then
+  run_suite clippy cargo clippy --locked --all-targets -- -D warnings
+fi
+run_suite wasm-build cargo build --locked --lib --target wasm32-unknown-unknown
+run_suite native-tests cargo test --locked
+if [ -z "${QUICK:-}" ]; then
+  for s in test-wasm.sh test-server.sh; do
+    if [ -x "pkg-scripts/$s" ]; then
+      run_suite "$s" "pkg-scripts/$s"
+    fi
+  done
+fi
+
+echo
+echo "suites: ${suites_passed} passed, ${suites_failed} failed"
+if [ "$suites_failed" -ne 0 ]; then
+  echo "failed suites: ${failed_names[*]}"
+  exit 1
+fi

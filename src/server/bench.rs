@@ -1,0 +1,319 @@
+//! `groupcoord bench load`: heartbeat load over TCP (many connections, pipelined), then the same
+//! shape of load with ApiVersions only (the I/O baseline), and their ratio.
+//!
+//! Every simulated member keeps exactly one heartbeat in flight: it sends the next one as soon as
+//! the previous response arrives, acknowledging the tasks it was assigned. Members are spread
+//! over the connections; each connection pipelines the heartbeats of its members.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
+
+use super::client::{decode_heartbeat, heartbeat_body, raw_frame};
+use super::{ServeOptions, wire};
+
+/// Arguments of `groupcoord bench load`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// Simulated streams members (each keeps one heartbeat in flight).
+    #[arg(long, default_value_t = 1000)]
+    pub members: usize,
+    /// Streams groups the members are spread over.
+    #[arg(long, default_value_t = 10)]
+    pub groups: usize,
+    /// Measured seconds per load (after a warm-up in which the groups form).
+    #[arg(long, default_value_t = 10)]
+    pub duration: u64,
+    /// TCP connections (default: one per 20 members).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Warm-up seconds before measuring.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u64,
+    /// Use a running server instead of starting one (with a temporary data dir).
+    #[arg(long)]
+    pub addr: Option<SocketAddr>,
+}
+
+#[derive(Clone)]
+struct Slot {
+    group: String,
+    id: String,
+    epoch: i32,
+    active: Vec<TaskIds>,
+}
+
+const TOPIC: &str = "bench-input";
+
+fn topology() -> Topology {
+    Topology {
+        epoch: 0,
+        subtopologies: vec![Subtopology {
+            subtopology_id: "0".into(),
+            source_topics: vec![TOPIC.into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn heartbeat(s: &Slot) -> StreamsGroupHeartbeatRequest {
+    let joining = s.epoch <= 0;
+    StreamsGroupHeartbeatRequest {
+        group_id: s.group.clone(),
+        member_id: s.id.clone(),
+        member_epoch: s.epoch.max(0),
+        rebalance_timeout_ms: if joining { 60_000 } else { -1 },
+        topology: joining.then(topology),
+        process_id: joining.then(|| format!("proc-{}", s.id)),
+        active_tasks: Some(s.active.clone()),
+        standby_tasks: Some(vec![]),
+        warmup_tasks: Some(vec![]),
+        ..Default::default()
+    }
+}
+
+#[derive(Default)]
+struct ConnResult {
+    done: u64,
+    errors: u64,
+    latencies_us: Vec<u32>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Heartbeat,
+    ApiVersions,
+}
+
+/// Drive one connection until `end`; only responses after `measure_from` count.
+async fn drive(
+    addr: SocketAddr,
+    mut slots: Vec<Slot>,
+    kind: Kind,
+    measure_from: Instant,
+    end: Instant,
+) -> Result<ConnResult, String> {
+    let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    stream.set_nodelay(true).ok();
+    let (rd, mut wr) = stream.into_split();
+    let mut rd = BufReader::with_capacity(256 * 1024, rd);
+    let api_versions_body = {
+        use kafka_protocol::protocol::Encodable;
+        let mut b = bytes::BytesMut::new();
+        kafka_protocol::messages::ApiVersionsRequest::default()
+            .encode(&mut b, 3)
+            .map_err(|e| e.to_string())?;
+        b.to_vec()
+    };
+    let (key, version) = match kind {
+        Kind::Heartbeat => (88i16, 1i16),
+        Kind::ApiVersions => (18, 3),
+    };
+    let mut corr: i32 = 0;
+    // correlation id -> (slot index, sent at); responses come back in order.
+    let mut inflight: std::collections::VecDeque<(i32, usize, Instant)> = Default::default();
+    let mut out = Vec::with_capacity(64 * 1024);
+    let encode = |s: &Slot, corr: i32, out: &mut Vec<u8>| -> Result<(), String> {
+        let body = match kind {
+            Kind::Heartbeat => heartbeat_body(&heartbeat(s), version)?,
+            Kind::ApiVersions => api_versions_body.clone(),
+        };
+        out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body));
+        Ok(())
+    };
+    for (i, s) in slots.iter().enumerate() {
+        corr += 1;
+        encode(s, corr, &mut out)?;
+        inflight.push_back((corr, i, Instant::now()));
+    }
+    wr.write_all(&out).await.map_err(|e| e.to_string())?;
+    out.clear();
+    let mut res = ConnResult::default();
+    let mut frame = Vec::new();
+    while let Some((c, i, sent)) = inflight.pop_front() {
+        let mut len = [0u8; 4];
+        rd.read_exact(&mut len).await.map_err(|e| e.to_string())?;
+        frame.resize(u32::from_be_bytes(len) as usize, 0);
+        rd.read_exact(&mut frame).await.map_err(|e| e.to_string())?;
+        let now = Instant::now();
+        let (rc, body) = wire::split_response(key, version, &frame)?;
+        if rc != c {
+            return Err(format!("correlation {rc} != {c}"));
+        }
+        let mut error = false;
+        if kind == Kind::Heartbeat {
+            let r = decode_heartbeat(body, version)?;
+            let s = &mut slots[i];
+            if r.error_code != 0 {
+                error = true;
+                s.epoch = 0;
+                s.active.clear();
+            } else {
+                s.epoch = r.member_epoch;
+                if let Some(a) = r.active_tasks {
+                    s.active = a;
+                }
+            }
+        }
+        if now >= measure_from {
+            res.done += 1;
+            if error {
+                res.errors += 1;
+            }
+            res.latencies_us
+                .push(now.duration_since(sent).as_micros().min(u32::MAX as u128) as u32);
+        }
+        if now < end {
+            corr = corr.wrapping_add(1);
+            encode(&slots[i], corr, &mut out)?;
+            inflight.push_back((corr, i, now));
+        }
+        // Flush when nothing more is already buffered.
+        if !out.is_empty() && rd.buffer().is_empty() {
+            wr.write_all(&out).await.map_err(|e| e.to_string())?;
+            out.clear();
+        }
+    }
+    Ok(res)
+}
+
+/// One measured row.
+pub struct Row {
+    pub name: &'static str,
+    pub connections: usize,
+    pub slots: usize,
+    pub per_sec: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+}
+
+async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind) -> Result<Row, String> {
+    let conns = a
+        .connections
+        .unwrap_or(a.members.div_ceil(20))
+        .clamp(1, a.members.max(1));
+    let slots: Vec<Slot> = (0..a.members)
+        .map(|i| Slot {
+            group: format!("bench-group-{}", i % a.groups.max(1)),
+            id: format!("bench-member-{i}"),
+            epoch: 0,
+            active: vec![],
+        })
+        .collect();
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(a.warmup);
+    let end = measure_from + Duration::from_secs(a.duration);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        let mine: Vec<Slot> = slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % conns == c)
+            .map(|(_, s)| s.clone())
+            .collect();
+        tasks.push(tokio::spawn(drive(addr, mine, kind, measure_from, end)));
+    }
+    let mut total = ConnResult::default();
+    for t in tasks {
+        let r = t.await.map_err(|e| e.to_string())??;
+        total.done += r.done;
+        total.errors += r.errors;
+        total.latencies_us.extend(r.latencies_us);
+    }
+    total.latencies_us.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if total.latencies_us.is_empty() {
+            return 0.0;
+        }
+        let i = ((total.latencies_us.len() as f64 - 1.0) * p).round() as usize;
+        total.latencies_us[i] as f64 / 1000.0
+    };
+    Ok(Row {
+        name: match kind {
+            Kind::Heartbeat => "StreamsGroupHeartbeat",
+            Kind::ApiVersions => "ApiVersions (baseline)",
+        },
+        connections: conns,
+        slots: a.members,
+        per_sec: total.done as f64 / a.duration.max(1) as f64,
+        p50_ms: pct(0.50),
+        p99_ms: pct(0.99),
+        errors: total.errors,
+    })
+}
+
+pub async fn run_load(a: LoadArgs) -> ExitCode {
+    let mut tmp = None;
+    let (addr, server) = match a.addr {
+        Some(addr) => (addr, None),
+        None => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let dir = std::env::temp_dir()
+                .join(format!("groupcoord-bench-{}-{nanos}", std::process::id()));
+            let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+            let parts = (a.members / a.groups.max(1)).max(8) as i32;
+            o.topics = vec![(TOPIC.to_string(), parts)];
+            o.coordinator.initial_rebalance_delay_ms = 0;
+            o.max_inflight_per_connection = 1024;
+            tmp = Some(dir);
+            match super::start(o).await {
+                Ok(h) => (h.addr, Some(h)),
+                Err(e) => {
+                    eprintln!("bench: cannot start server: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
+    println!(
+        "groupcoord bench load: {} members in {} groups, {}s warm-up + {}s measured per load, server {}",
+        a.members,
+        a.groups,
+        a.warmup,
+        a.duration,
+        if server.is_some() {
+            format!("in-process at {addr}")
+        } else {
+            format!("at {addr}")
+        }
+    );
+    let mut rows = Vec::new();
+    for kind in [Kind::Heartbeat, Kind::ApiVersions] {
+        match run_kind(addr, &a, kind).await {
+            Ok(r) => rows.push(r),
+            Err(e) => {
+                eprintln!("bench: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    println!();
+    println!("| load | connections | in flight | requests/s | p50 ms | p99 ms | errors |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
+            r.name, r.connections, r.slots, r.per_sec, r.p50_ms, r.p99_ms, r.errors
+        );
+    }
+    let ratio = rows[0].per_sec / rows[1].per_sec.max(1.0);
+    println!();
+    println!("heartbeat / baseline throughput ratio: {ratio:.2}");
+    if let Some(h) = server {
+        h.shutdown().await;
+    }
+    if let Some(d) = tmp {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    ExitCode::SUCCESS
+}

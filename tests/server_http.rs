@@ -1,0 +1,95 @@
+//! The web view: static files, /api/groups, /api/events (SSE), /metrics.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::time::Duration;
+
+use groupcoord::server::{ServeOptions, start};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_view_with_demo_group() {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("groupcoord-http-{}-{nanos}", std::process::id()));
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("index.html"), "<h1>groupcoord</h1>").unwrap();
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.join("data"));
+    o.http = Some("127.0.0.1:0".parse().unwrap());
+    o.www_dir = www;
+    o.demo = true;
+    o.coordinator.initial_rebalance_delay_ms = 0;
+    o.coordinator.heartbeat_interval_ms = 5000;
+    let srv = start(o).await.unwrap();
+    let http = srv.http_addr.unwrap();
+    let index = get(http, "/").await;
+    assert!(
+        index.starts_with("HTTP/1.1 200") && index.contains("<h1>groupcoord</h1>"),
+        "{index}"
+    );
+    assert!(get(http, "/../etc/passwd").await.starts_with("HTTP/1.1 4"));
+    assert!(get(http, "/missing.js").await.starts_with("HTTP/1.1 404"));
+    // The demo group shows up in the live view.
+    let mut found = false;
+    for _ in 0..50 {
+        let g = get(http, "/api/groups").await;
+        if g.contains("\"group_id\":\"demo-app\"") && g.contains("\"member_id\":\"demo-member-2\"")
+        {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(found, "demo group with 3 members in /api/groups");
+    // SSE: the stream starts with the current snapshot.
+    let mut s = TcpStream::connect(http).await.unwrap();
+    s.write_all(b"GET /api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 65536];
+    let mut got = String::new();
+    for _ in 0..20 {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if got.contains("event: groups") && got.contains("demo-app") {
+            break;
+        }
+    }
+    assert!(got.contains("text/event-stream"), "{got}");
+    assert!(
+        got.contains("event: groups") && got.contains("demo-app"),
+        "{got}"
+    );
+    let m = get(http, "/metrics").await;
+    for needle in [
+        "groupcoord_heartbeats_total",
+        "groupcoord_rebalances_total",
+        "groupcoord_log_bytes",
+        "groupcoord_log_flush_seconds_bucket",
+        "groupcoord_groups{type=\"streams\"",
+        "groupcoord_members{type=\"streams\"",
+    ] {
+        assert!(m.contains(needle), "{needle} in {m}");
+    }
+    srv.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
