@@ -146,8 +146,12 @@ test('every preset loads and plays without errors', async () => {
 
 test('live mode renders the server\'s groups from /api/groups and /api/events', async () => {
   const tasks = (sub, ps) => [{ subtopology_id: sub, partitions: ps }];
+  // The shape `groupcoord serve --http` sends: {seq, time_ms, topics, groups: [{group_id,
+  // group_state, group_type, describe}]}, events named "groups".
+  const wrap = (d) => ({ seq: 1, time_ms: 0, topics: {}, groups: [{ group_id: d.group_id, group_state: d.group_state, group_type: 'streams', describe: d },
+    { group_id: 'legacy', group_state: 'Stable', group_type: 'classic', describe: { error_code: 69, group_id: 'legacy', members: [] } }] });
   const group = (epoch, m2) => ({
-    group_id: 'orders-app', group_state: m2 ? 'Reconciling' : 'Stable', group_epoch: epoch, assignment_epoch: epoch,
+    error_code: 0, group_id: 'orders-app', group_state: m2 ? 'Reconciling' : 'Stable', group_epoch: epoch, assignment_epoch: epoch, assignor_name: 'sticky',
     members: [
       { member_id: 'm-aaaa', member_epoch: epoch, process_id: 'proc-1',
         assignment: { active_tasks: tasks('0', m2 ? [0, 1] : [0, 1, 2, 3]), standby_tasks: [], warmup_tasks: [] },
@@ -159,7 +163,7 @@ test('live mode renders the server\'s groups from /api/groups and /api/events', 
   });
   let sse = null;
   const live = await startServer(0, '127.0.0.1', (req, res) => {
-    if (req.url === '/api/groups') { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ groups: [group(3, false)] })); return true; }
+    if (req.url === '/api/groups') { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(wrap(group(3, false)))); return true; }
     if (req.url === '/api/events') { res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }); res.write(': hi\n\n'); sse = res; return true; }
     return false;
   });
@@ -169,7 +173,7 @@ test('live mode renders the server\'s groups from /api/groups and /api/events', 
     assert.equal(await page.$$eval('#live-groups [data-testid=member-card]', (c) => c.length), 1);
     for (let i = 0; i < 50 && !sse; i++) await new Promise((r) => setTimeout(r, 50));
     assert.ok(sse, 'the page opened the event stream');
-    sse.write(`data: ${JSON.stringify({ groups: [group(4, true)] })}\n\n`);
+    sse.write(`event: groups\ndata: ${JSON.stringify(wrap(group(4, true)))}\n\n`);
     await page.waitForFunction(() => document.querySelectorAll('#live-groups [data-testid=member-card]').length === 2);
     assert.equal(await page.textContent('#live-groups [data-testid=group-state]'), 'Reconciling');
     await page.screenshot({ path: `${OUT}08-live-mode.png` });

@@ -24,21 +24,32 @@ export function describeToView(d) {
   for (const m of members) for (const k of ['active', 'standby', 'warmup', 'target_active', 'target_standby', 'target_warmup']) for (const x of m[k]) tasks.add(x);
   return {
     group_id: d.group_id, state: d.group_state ?? d.state ?? 'Dead', group_epoch: d.group_epoch ?? 0, assignment_epoch: d.assignment_epoch ?? 0,
-    topology_epoch: d.topology?.epoch ?? null, validated_topology_epoch: null, assignor: null, num_standby_replicas: null,
+    topology_epoch: d.topology?.epoch ?? null, validated_topology_epoch: null, assignor: d.assignor_name ?? null, num_standby_replicas: null,
     tasks: [...tasks], stateful_subtopologies: [], members, statuses: [], initial_rebalance_deadline_ms: null,
   };
 }
 
+function isStreams(d) {
+  return (d.group_type == null || d.group_type === 'streams') && !d.error_code;
+}
+
+/** `groupcoord serve --http` sends `{seq, time_ms, topics, groups: [{group_id, group_state,
+ * group_type, describe: <StreamsGroupDescribe group>}]}`; a bare list of described groups works too. */
 function groupsOf(json) {
-  if (Array.isArray(json)) return json;
-  return json?.groups ?? [];
+  const list = Array.isArray(json) ? json : json?.groups ?? [];
+  return list.map((g) => (g.describe ? { ...g.describe, group_id: g.group_id, group_state: g.group_state ?? g.describe.group_state, group_type: g.group_type } : g));
 }
 
 export function startLive(container, statusEl) {
   const views = new Map();
+  const others = document.createElement('p');
+  others.className = 'hint';
   const render = (json) => {
-    const groups = groupsOf(json).map(describeToView);
-    if (!groups.length) container.innerHTML = '<p class="hint">The server has no streams groups yet.</p>';
+    const all = groupsOf(json);
+    const groups = all.filter(isStreams).map(describeToView);
+    const rest = all.filter((d) => !isStreams(d));
+    others.textContent = rest.length ? `Other groups: ${rest.map((d) => `${d.group_id} (${d.group_type ?? 'unknown'}, ${d.group_state})`).join(', ')}` : '';
+    if (!groups.length && !container.querySelector('p.hint')) container.innerHTML = '<p class="hint">The server has no streams groups yet.</p>';
     const seen = new Set();
     for (const g of groups) {
       seen.add(g.group_id);
@@ -56,6 +67,7 @@ export function startLive(container, statusEl) {
       v.grid.update(g);
     }
     for (const [id, v] of views) if (!seen.has(id)) { v.el.remove(); views.delete(id); }
+    container.append(others);
   };
   let es = null;
   (async () => {
@@ -66,7 +78,10 @@ export function startLive(container, statusEl) {
       statusEl.textContent = 'connected · GET /api/groups';
       if ('EventSource' in window) {
         es = new EventSource('/api/events');
-        es.onmessage = (e) => { try { render(JSON.parse(e.data)); statusEl.textContent = `live · updated ${new Date().toLocaleTimeString()}`; } catch { /* ignore a bad event */ } };
+        const on = (e) => { try { render(JSON.parse(e.data)); statusEl.textContent = `live · updated ${new Date().toLocaleTimeString()}`; } catch { /* ignore a bad event */ } };
+        es.onmessage = on; // unnamed events
+        es.addEventListener('groups', on); // the server names its events "groups"
+        es.onopen = () => { statusEl.textContent = 'live · connected to /api/events'; };
         es.onerror = () => { statusEl.textContent = 'event stream interrupted, retrying…'; };
       }
     } catch (e) {
