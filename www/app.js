@@ -120,11 +120,21 @@ function render() {
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
   $('hash').textContent = f.snapshot.state_hash;
   $('time').textContent = fmtT(now);
-  const max = Math.max(d.maxTime, now);
+  const max = Math.max(d.maxTime, now, d.actions.length ? d.actions[d.actions.length - 1].at_ms + 5000 : 0);
   $('maxtime').textContent = fmtT(max);
   const sc = $('scrub');
   if (S.pendingSeek == null && document.activeElement !== sc) { sc.max = max; sc.value = now; }
+  renderMarks(max, now);
   if (S.tab === 'compare') Compare.sync();
+}
+
+/** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
+function renderMarks(max, now) {
+  const acts = S.driver.actions;
+  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / Math.max(1, max / 200))}`;
+  if (key === S.marksKey) return;
+  S.marksKey = key;
+  $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');
 }
 
 function ingest(f) {

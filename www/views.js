@@ -36,8 +36,8 @@ export function renderHeader(el, g, extra = '') {
     ${g.num_standby_replicas != null ? `<span class="kv" data-term="standby">standbys <b>${g.num_standby_replicas}</b></span>` : ''}
     <span class="kv">members <b data-testid="member-count">${known}</b></span>
     <span class="kv">tasks <b>${g.tasks.length}</b></span>
-    ${(g.statuses ?? []).map((s) => `<span class="status-chip" data-term="statuses">${esc(s)}</span>`).join('')}
-    ${extra}`;
+    ${extra}
+    ${(g.statuses ?? []).map((s) => `<span class="status-chip" data-term="statuses">${esc(s)}</span>`).join('')}`;
 }
 
 // ---- epoch timeline (from the record log) -------------------------------------------------------
