@@ -44,7 +44,7 @@ export function renderHeader(el, g, extra = '') {
 
 export class EpochChart {
   constructor(el) { this.el = el; this.reset(); }
-  reset() { this.group = []; this.assign = []; this.members = new Map(); this.dirty = true; this.maxE = 1; }
+  reset() { this.group = []; this.assign = []; this.members = new Map(); this.dirty = true; this.maxE = 1; this.minE = 0; }
   ingest(records) {
     for (const r of records) {
       const rec = r.record, t = r.at_ms;
@@ -58,7 +58,7 @@ export class EpochChart {
     }
   }
   pushPt(arr, t, v) {
-    if (v != null) this.maxE = Math.max(this.maxE, v);
+    if (v != null) { this.maxE = Math.max(this.maxE, v); this.minE = Math.min(this.minE, v); }
     arr.push([t, v]);
   }
   render(now, order) {
@@ -68,8 +68,8 @@ export class EpochChart {
     this._w = w; this._now = now; this._at = real; this.dirty = false;
     const tmax = Math.max(now, 1000);
     const x = (t) => L + ((w - L - R) * t) / tmax;
-    const ymax = this.maxE + 1;
-    const y = (v) => T + (h - T - B) * (1 - v / ymax);
+    const ymax = this.maxE + 1, ymin = this.minE; // epochs -1/-2: a member leaving
+    const y = (v) => T + (h - T - B) * (1 - (v - ymin) / (ymax - ymin));
     const path = (pts, dy = 0) => {
       let d = '', open = false, last = null;
       for (const [t, v] of pts) {
@@ -82,7 +82,7 @@ export class EpochChart {
     };
     const ticksY = [];
     const stepY = Math.max(1, Math.ceil(ymax / 5));
-    for (let v = 0; v <= ymax; v += stepY) ticksY.push(`<text x="${L - 4}" y="${y(v) + 4}" text-anchor="end">${v}</text><line x1="${L}" x2="${w - R}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`);
+    for (let v = ymin; v <= ymax; v += stepY) ticksY.push(`<text x="${L - 4}" y="${y(v) + 4}" text-anchor="end">${v}</text><line x1="${L}" x2="${w - R}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`);
     const ticksX = [];
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="middle">${fmtT(t)}</text>`);
