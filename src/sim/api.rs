@@ -91,6 +91,7 @@ pub enum Action {
     RestartCoordinator,
     /// Every member restarts with the topology epoch + 1 (a rolling upgrade).
     BumpTopologyEpoch,
+    /// `partitions` is the new total partition count (as Kafka's CreatePartitions), not a delta.
     AddPartitions {
         topic: String,
         partitions: i32,
@@ -107,6 +108,16 @@ pub enum Action {
     },
     SetAssignor {
         name: String,
+    },
+    /// Start a new incarnation (new member id, same thread and instance id) of a crashed, left or
+    /// stopped member.
+    RestartMember {
+        member: String,
+    },
+    /// Every heartbeat leg (request or response) is lost with this probability (0-100 %,
+    /// drawn from the seeded RNG) until set back to 0.
+    SetMessageLoss {
+        percent: u32,
     },
 }
 
@@ -128,7 +139,8 @@ pub struct MemberView {
     pub process_id: String,
     pub instance_id: Option<String>,
     pub rack: Option<String>,
-    /// `alive`, `crashed`, `partitioned`, `left`, `bouncing`.
+    /// `alive`, `crashed`, `partitioned`, `left`, `bouncing`, `stopped` (fatal error or
+    /// application shutdown).
     pub client_status: String,
     /// Coordinator side (None when the coordinator does not know the member).
     pub state: Option<String>,
@@ -198,7 +210,7 @@ pub struct MessageLogEntry {
     pub request_hex: String,
     pub response_hex: Option<String>,
     pub error: Option<String>,
-    /// `delivered`, `lost_request`, `lost_response`.
+    /// `delivered`, `lost_request`, `lost_response`, or `in_flight` while still on the way.
     pub fate: String,
 }
 

@@ -1,4 +1,75 @@
-//! Deterministic simulation of Kafka Streams members against the coordinator. (Being written.)
+//! Deterministic simulation of Kafka Streams members against the coordinator.
+//!
+//! [`Simulation`] drives simulated Kafka Streams members (one per stream thread) against a real
+//! [`crate::coordinator::Coordinator`] on simulated time, with a seeded network (latency, lost
+//! requests and responses) and user-triggered faults ([`Action`]). Every heartbeat goes through
+//! the wire codec, every record is logged with its cause, and the safety invariants of
+//! [`invariants`] are checked after every event. Same spec + same actions = same state hash: the
+//! explorer's permalinks, step back and time travel rely on it ([`Simulation::replay_to`]).
+//!
+//! Client model (what a Kafka Streams 4.4 client does, simplified):
+//! * join with epoch 0, the topology, empty task lists and the rebalance timeout
+//!   (`sim.rebalance.timeout.ms`, default 30 s); heartbeat every `HeartbeatIntervalMs` after the
+//!   last response; at most one heartbeat in flight; a heartbeat without a response after
+//!   `sim.request.timeout.ms` has failed and is retried after `sim.retry.backoff.ms`;
+//! * on a response with task lists, revoke what is not listed and start what is new at once,
+//!   then heartbeat right away to report the owned tasks; task lists are sent only when they
+//!   changed since last sent (all of them again after a failure);
+//! * `FENCED_MEMBER_EPOCH` / `UNKNOWN_MEMBER_ID`: drop every task and rejoin with epoch 0;
+//!   `SHUTDOWN_APPLICATION` status: leave with -1 and stop; other fatal errors: stop;
+//! * zombie protection: a client without a successful heartbeat for
+//!   min(session timeout, rebalance timeout) measured from the send time of its last answered
+//!   heartbeat drops its tasks and rejoins (before the coordinator can fence it, so a network
+//!   cut never makes two clients run the same active task);
+//! * static members resync with a -2 leave before the rejoin (a plain rejoin would get
+//!   `UNRELEASED_INSTANCE_ID` until the old incarnation's session times out);
+//! * resync: after a lost response, a later successful response without task lists makes the
+//!   client drop its tasks and rejoin, since the lost response may have carried tasks that Kafka
+//!   does not send again (spec §3.11).
+
+//!
+//! Invariants (names as shown in the explorer, see [`invariants`]): `active-task-single-owner`,
+//! `assigned-active-single-owner`, `member-epoch-le-group-epoch`,
+//! `assignment-epoch-le-group-epoch`, `epochs-monotonic`, `stable-group-members-own-target`,
+//! `standby-not-with-active`, `replay-equals-live`.
+//!
+//! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
 
 pub mod api;
+mod client;
+mod config;
+mod engine;
+pub mod invariants;
+pub mod presets;
+pub mod random;
+mod snapshot;
+mod view;
+mod wire;
+
 pub use api::*;
+pub use config::SimKnobs;
+pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
+pub use presets::presets;
+pub use random::{SeedFailure, SeedReport, run_seed, run_seeds, run_seeds_with};
+
+/// Why a simulation could not be built or an action not applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("config {key}={value}: {reason}")]
+    Config {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error("invalid scenario: {0}")]
+    InvalidSpec(String),
+    #[error("unknown member {0}")]
+    UnknownMember(String),
+    #[error("unknown process {0}")]
+    UnknownProcess(String),
+    #[error("invalid action: {0}")]
+    InvalidAction(String),
+    #[error("coordinator replay failed: {0}")]
+    Replay(String),
+}
