@@ -116,7 +116,8 @@ def load(label):
         return None
     return dict(l.strip().split("=", 1) for l in open(p) if "=" in l)
 k, g = load("kafka"), load("groupcoord")
-rows = [("start", f"all {n} RUNNING, tasks placed"), ("crash", "settle after crash (halt)"),
+rows = [("start", f"all {n} RUNNING, tasks placed"),
+        ("start_protocol", "  same, from last start() call"), ("crash", "settle after crash (halt)"),
         ("close", "settle after graceful close"), ("add", "settle after scale-out (+1)"),
         ("static", "settle after static bounce")]
 def cell(d, key):
