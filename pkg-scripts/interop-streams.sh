@@ -125,8 +125,8 @@ def cell(d, key):
     v = d.get(key, "-")
     return v if v in ("-", "FAIL") else v + " s"
 print()
-print(f"{'step':<8} {'what':<32} {'Apache Kafka 4.4':>17} {'groupcoord':>12} {'ratio gc/kafka':>15}")
-print("-" * 88)
+print(f"{'step':<15} {'what':<32} {'Apache Kafka 4.4':>17} {'groupcoord':>12} {'ratio gc/kafka':>15}")
+print("-" * 95)
 for key, what in rows:
     a, b = cell(k, key), cell(g, key)
     if a == "-" and b == "-":
@@ -135,11 +135,11 @@ for key, what in rows:
         r = f"{float(b[:-2]) / float(a[:-2]):.2f}"
     except Exception:
         r = "-"
-    print(f"{key:<8} {what:<32} {a:>17} {b:>12} {r:>15}")
+    print(f"{key:<15} {what:<32} {a:>17} {b:>12} {r:>15}")
 for extra in ("static_same_tasks", "produced", "records_input", "records_filtered", "records_counts"):
     a = (k or {}).get(extra, "-"); b = (g or {}).get(extra, "-")
     if a != "-" or b != "-":
-        print(f"{extra:<41} {a:>17} {b:>12}")
+        print(f"{extra:<48} {a:>17} {b:>12}")
 EOF
 for l in kafka groupcoord; do
   [ -f "$WORK/$l/run/describe.txt" ] && { echo; echo "== kafka-streams-groups --describe against $l"; cat "$WORK/$l/run/describe.txt"; }
