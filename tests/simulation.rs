@@ -99,7 +99,11 @@ fn random_seeds() {
 fn seed_repro() {
     let seed = env_u64("GROUPCOORD_SEED", 0);
     match run_seed(seed) {
-        Ok(r) => eprintln!("seed {seed} passed: {r:?}"),
+        Ok(r) => eprintln!(
+            "seed {seed} passed: {} faults, {} records, converged {} ms after the faults \
+             (bound {} ms); {:?}",
+            r.faults, r.records, r.converged_after_ms, r.bound_ms, r.tally
+        ),
         Err(f) => {
             eprintln!(
                 "spec: {}",
