@@ -1,1 +1,265 @@
-//! wasm bindings (being written).
+//! JavaScript bindings of the simulation (compiled only for wasm32).
+//!
+//! [`WasmSimulation`] wraps one simulation. Every method returns plain JS data (objects, arrays,
+//! numbers, strings; maps become objects, `None` becomes `null`; both directions go through JSON,
+//! so inputs may be objects or JSON strings), and
+//! every failure is a JS `Error` with a message: bad JSON, an unknown preset, an action the
+//! simulation rejects. No JS callback ever runs while Rust mutates the simulation: `step` and
+//! `apply` return the events that happened as data.
+//!
+//! `frame()` batches what the explorer needs per animation frame into one call.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::prelude::*;
+
+use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
+
+/// Outputs go through JSON: record values have integer map keys (partition -> epoch), which JSON
+/// turns into object keys, and one `JSON.parse` is faster than building the objects field by field.
+fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsError> {
+    let s = serde_json::to_string(v)
+        .map_err(|e| JsError::new(&format!("cannot convert to JSON: {e}")))?;
+    js_sys::JSON::parse(&s).map_err(|_| JsError::new("cannot parse the JSON output"))
+}
+
+/// Accepts a JS object or a JSON string.
+fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
+    if let Some(s) = v.as_string() {
+        return serde_json::from_str(&s)
+            .map_err(|e| JsError::new(&format!("invalid {what} JSON: {e}")));
+    }
+    if v.is_undefined() || v.is_null() {
+        return Err(JsError::new(&format!("missing {what}")));
+    }
+    // Objects go through JSON.stringify + serde_json too: one deserializer for both input forms
+    // keeps the module smaller than serde-wasm-bindgen's per-type code would.
+    let s: String = js_sys::JSON::stringify(&v)
+        .map_err(|_| JsError::new(&format!("invalid {what}: not serializable to JSON")))?
+        .into();
+    serde_json::from_str(&s).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+}
+
+fn ms(v: f64, what: &str) -> Result<i64, JsError> {
+    if !v.is_finite() || !(0.0..=9.0e15).contains(&v) {
+        return Err(JsError::new(&format!(
+            "{what} must be a finite number of ms >= 0, got {v}"
+        )));
+    }
+    Ok(v as i64)
+}
+
+fn seq(v: Option<f64>) -> u64 {
+    v.filter(|x| x.is_finite() && *x > 0.0)
+        .map(|x| x as u64)
+        .unwrap_or(0)
+}
+
+/// Installs the panic hook (a panic shows its message in the console); cheap after the first call.
+fn hook() {
+    console_error_panic_hook::set_once();
+}
+
+/// The simulation as seen from JavaScript.
+///
+/// A run made by `fromPreset` also carries the preset's later actions: `step` applies each at its
+/// time. (`replayTo` applies the actions up to `t`; the explorer schedules later ones itself.)
+#[wasm_bindgen]
+pub struct WasmSimulation {
+    spec: ScenarioSpec,
+    sim: Simulation,
+    /// Actions still to apply, in time order.
+    scheduled: std::collections::VecDeque<TimedAction>,
+}
+
+#[derive(Serialize)]
+struct PresetInfo<'a> {
+    name: &'a str,
+    description: &'a str,
+    spec: &'a ScenarioSpec,
+    actions: &'a [TimedAction],
+}
+
+#[derive(Serialize)]
+struct Frame<'a> {
+    events: Vec<crate::sim::SimEvent>,
+    snapshot: crate::sim::SimSnapshot,
+    messages: &'a [crate::sim::MessageLogEntry],
+    records: &'a [crate::sim::RecordLogEntry],
+    invariants: Vec<crate::sim::InvariantResult>,
+}
+
+#[wasm_bindgen]
+impl WasmSimulation {
+    /// A new simulation from a `ScenarioSpec` (object or JSON string).
+    #[wasm_bindgen(constructor)]
+    pub fn new(spec: JsValue) -> Result<WasmSimulation, JsError> {
+        hook();
+        let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
+        Self::build(spec)
+    }
+
+    fn build(spec: ScenarioSpec) -> Result<WasmSimulation, JsError> {
+        let sim = Simulation::new(spec.clone())
+            .map_err(|e| JsError::new(&format!("cannot create simulation: {e}")))?;
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: Default::default(),
+        })
+    }
+
+    /// A new simulation from a preset's spec and (timed) actions, replayed to time 0.
+    #[wasm_bindgen(js_name = fromPreset)]
+    pub fn from_preset(name: &str) -> Result<WasmSimulation, JsError> {
+        hook();
+        let (spec, actions) = presets()
+            .into_iter()
+            .find(|(s, _)| s.name == name)
+            .ok_or_else(|| JsError::new(&format!("unknown preset {name:?}")))?;
+        let sim = Simulation::replay_to(spec.clone(), &actions, 0)
+            .map_err(|e| JsError::new(&format!("preset {name}: {e}")))?;
+        let mut scheduled: Vec<TimedAction> = actions.into_iter().filter(|a| a.at_ms > 0).collect();
+        scheduled.sort_by_key(|a| a.at_ms);
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: scheduled.into(),
+        })
+    }
+
+    /// `[{name, description, spec, actions}]` of every preset.
+    pub fn presets() -> Result<JsValue, JsError> {
+        hook();
+        let p = presets();
+        let v: Vec<PresetInfo> = p
+            .iter()
+            .map(|(s, a)| PresetInfo {
+                name: &s.name,
+                description: &s.description,
+                spec: s,
+                actions: a,
+            })
+            .collect();
+        to_js(&v)
+    }
+
+    /// Re-creates the run of `spec` with `actions` (each applied at its `at_ms`) up to time `t`.
+    #[wasm_bindgen(js_name = replayTo)]
+    pub fn replay_to(spec: JsValue, actions: JsValue, t: f64) -> Result<WasmSimulation, JsError> {
+        hook();
+        let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
+        let actions: Vec<TimedAction> = from_js(actions, "actions")?;
+        let t = ms(t, "t")?;
+        let sim = Simulation::replay_to(spec.clone(), &actions, t)
+            .map_err(|e| JsError::new(&format!("replay failed: {e}")))?;
+        Ok(WasmSimulation {
+            spec,
+            sim,
+            scheduled: Default::default(),
+        })
+    }
+
+    /// Advances the clock by `ms` and returns the events (`SimEvent[]`).
+    pub fn step(&mut self, ms_: f64) -> Result<JsValue, JsError> {
+        let d = ms(ms_, "step")?;
+        let ev = self.advance(d)?;
+        to_js(&ev)
+    }
+
+    /// Steps `d` ms, applying the scheduled actions that fall inside at their times.
+    fn advance(&mut self, d: i64) -> Result<Vec<crate::sim::SimEvent>, JsError> {
+        let end = self.sim.now() + d;
+        let mut ev = Vec::new();
+        while self.scheduled.front().is_some_and(|a| a.at_ms <= end) {
+            let a = self.scheduled.pop_front().expect("front checked");
+            let now = self.sim.now();
+            if a.at_ms > now {
+                ev.extend(self.sim.step(a.at_ms - now));
+            }
+            let r = self.sim.apply(a.action.clone());
+            ev.extend(r.map_err(|e| {
+                JsError::new(&format!("scheduled action at {} ms rejected: {e}", a.at_ms))
+            })?);
+        }
+        let now = self.sim.now();
+        if end > now {
+            ev.extend(self.sim.step(end - now));
+        }
+        Ok(ev)
+    }
+
+    /// Applies an `Action` (`{action: "crash_member", member: "..."}`, object or JSON) now.
+    pub fn apply(&mut self, action: JsValue) -> Result<JsValue, JsError> {
+        let a: Action = from_js(action, "action")?;
+        let ev = self
+            .sim
+            .apply(a)
+            .map_err(|e| JsError::new(&format!("action rejected: {e}")))?;
+        to_js(&ev)
+    }
+
+    /// Current time (ms).
+    pub fn now(&self) -> f64 {
+        self.sim.now() as f64
+    }
+
+    /// The spec this run started from.
+    pub fn spec(&self) -> Result<JsValue, JsError> {
+        to_js(&self.spec)
+    }
+
+    /// `SimSnapshot`.
+    pub fn snapshot(&self) -> Result<JsValue, JsError> {
+        to_js(&self.sim.snapshot())
+    }
+
+    /// Heartbeat exchanges with `seq >= since_seq` (all when omitted).
+    #[wasm_bindgen(js_name = messageLog)]
+    pub fn message_log(&self, since_seq: Option<f64>) -> Result<JsValue, JsError> {
+        let log = self.sim.message_log();
+        let s = seq(since_seq);
+        to_js(&log[log.partition_point(|e| e.seq < s)..])
+    }
+
+    /// Coordinator records with `seq >= since_seq` (all when omitted).
+    #[wasm_bindgen(js_name = recordLog)]
+    pub fn record_log(&self, since_seq: Option<f64>) -> Result<JsValue, JsError> {
+        let log = self.sim.record_log();
+        let s = seq(since_seq);
+        to_js(&log[log.partition_point(|e| e.seq < s)..])
+    }
+
+    /// `InvariantResult[]` at the current state.
+    pub fn invariants(&self) -> Result<JsValue, JsError> {
+        to_js(&self.sim.invariants())
+    }
+
+    /// Fingerprint of the current state (same run, same hash).
+    #[wasm_bindgen(js_name = stateHash)]
+    pub fn state_hash(&self) -> String {
+        self.sim.state_hash()
+    }
+
+    /// `TimedAction[]` applied so far.
+    pub fn actions(&self) -> Result<JsValue, JsError> {
+        to_js(self.sim.actions())
+    }
+
+    /// One call per animation frame: steps `ms` (0 = none) and returns
+    /// `{events, snapshot, messages, records, invariants}` with the logs from the given seqs.
+    pub fn frame(&mut self, ms_: f64, msg_since: f64, rec_since: f64) -> Result<JsValue, JsError> {
+        let d = ms(ms_, "step")?;
+        let events = self.advance(d)?;
+        let (ms_log, rec_log) = (self.sim.message_log(), self.sim.record_log());
+        let (m, r) = (seq(Some(msg_since)), seq(Some(rec_since)));
+        let f = Frame {
+            events,
+            snapshot: self.sim.snapshot(),
+            messages: &ms_log[ms_log.partition_point(|e| e.seq < m)..],
+            records: &rec_log[rec_log.partition_point(|e| e.seq < r)..],
+            invariants: self.sim.invariants(),
+        };
+        to_js(&f)
+    }
+}

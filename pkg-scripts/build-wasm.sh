@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the wasm module and its JS glue into www/pkg/ (recipe: /work/shared/spec/wasm-toolchain.md).
+# Idempotent: installs the wasm32 target and wasm-bindgen-cli (== the version in Cargo.lock) only
+# when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
+# WASM_SIZE=1 compiles the crate itself at opt-level "s": ~284 KB gzip instead of ~362 KB, but the
+# simulation runs about 2x slower (pkg-scripts/bench-wasm.sh). Default: opt-level 2 for the wasm
+# build (as fast as 3 here and a little smaller); the native release profile is not touched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+TOOLS="${TOOLS:-$HOME/.cargo}"
+export PATH="$TOOLS/bin:$HOME/.cargo/bin:$PATH"
+
+rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+  || rustup target add wasm32-unknown-unknown
+
+WBG_VER=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WBG_VER" ]; then
+  echo "installing wasm-bindgen-cli $WBG_VER" >&2
+  cargo install wasm-bindgen-cli --version "=$WBG_VER" --locked --root "$TOOLS" \
+    || cargo install wasm-bindgen-cli --version "=$WBG_VER" --root "$TOOLS"   # G1: webpki-roots
+fi
+
+if [ "${WASM_SIZE:-0}" = 1 ]; then
+  OPT=(--config 'profile.release.opt-level=3' --config 'profile.release.package.groupcoord.opt-level="s"')
+else
+  OPT=(--config 'profile.release.opt-level=2')
+fi
+cargo build --locked --release --target wasm32-unknown-unknown --lib "${OPT[@]}"
+rm -rf www/pkg
+wasm-bindgen --target web --out-dir www/pkg --remove-producers-section \
+  target/wasm32-unknown-unknown/release/groupcoord.wasm
+
+if [ "${WASM_OPT:-1}" != 0 ]; then
+  # binaryen 132 from npm (never Debian's 108: it breaks the externref table, recipe G3).
+  if [ ! -x www/node_modules/.bin/wasm-opt ]; then
+    (cd www && npm ci --no-audit --no-fund >/dev/null)
+  fi
+  www/node_modules/.bin/wasm-opt -Oz www/pkg/groupcoord_bg.wasm -o www/pkg/groupcoord_bg.wasm
+fi
+raw=$(wc -c < www/pkg/groupcoord_bg.wasm)
+gz=$(gzip -9c www/pkg/groupcoord_bg.wasm | wc -c)
+echo "www/pkg/groupcoord_bg.wasm: $raw bytes, $gz bytes gzip -9"

@@ -1,0 +1,441 @@
+// The explorer's controller: scenario selection, playback, time travel, actions, permalinks,
+// side-by-side comparison and live mode. Rendering lives in views.js, the wasm run in sim-driver.js.
+import { Driver, decodeTrace, encodeTrace, loadWasm } from './sim-driver.js';
+import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
+import { installTooltips } from './glossary.js';
+import { startLive } from './live.js';
+
+const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
+const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
+const $ = (id) => document.getElementById(id);
+const S = { W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+
+// ---- boot -------------------------------------------------------------------------------------
+
+window.addEventListener('error', (e) => fatal(e.message));
+window.addEventListener('unhandledrejection', (e) => fatal(e.reason?.message ?? String(e.reason)));
+function fatal(msg) { const f = $('fatal'); f.hidden = false; f.textContent = `Error: ${msg}`; S.playing = false; }
+
+async function boot() {
+  installTooltips();
+  const params = new URLSearchParams(location.search);
+  try {
+    S.W = await loadWasm();
+    S.presets = S.W.presets();
+  } catch (e) {
+    fatal(`cannot load the wasm module (${e.message}). Build it with pkg-scripts/build-wasm.sh.`);
+    if (params.has('live')) showTab('live');
+    return;
+  }
+  const blank = structuredClone(S.presets[0].spec);
+  Object.assign(blank, { name: 'empty', description: 'An empty group: add processes yourself.', processes: [] });
+  S.presets.push({ name: 'empty', description: blank.description, spec: blank, actions: [] });
+  $('preset').innerHTML = S.presets.map((p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`).join('');
+
+  const pl = location.hash.match(/[#&]pl=([^&]+)/);
+  if (pl) await openTrace(pl[1]);
+  else startPreset(params.get('preset') ?? S.presets[0].name);
+  wire();
+  if (params.has('live')) showTab('live');
+  document.body.dataset.ready = 'true';
+  requestAnimationFrame(loop);
+}
+
+function preset(name) { return S.presets.find((p) => p.name === name); }
+
+function startPreset(name, seed) {
+  const p = preset(name) ?? S.presets[0];
+  const spec = structuredClone(p.spec);
+  if (seed != null) spec.seed = seed;
+  setDriver(new Driver(S.W, spec, p.actions, p.name));
+  $('preset').value = p.name;
+  $('preset').title = p.description;
+}
+
+function setDriver(d) {
+  S.driver?.sim?.free();
+  S.driver = d;
+  $('seed').value = d.spec.seed;
+  S.order = new Map();
+  S.violated = false;
+  $('repro').textContent = '';
+  resetViews();
+  refreshActionInputs();
+  S.needRender = true;
+}
+
+async function openTrace(text) {
+  try {
+    const tr = await decodeTrace(text);
+    const p = tr.preset ? preset(tr.preset) : null;
+    const spec = structuredClone(p ? p.spec : tr.spec);
+    if (!spec) throw new Error(`unknown preset ${tr.preset}`);
+    spec.seed = tr.seed ?? spec.seed;
+    const d = new Driver(S.W, spec, tr.actions ?? [], p ? p.name : null);
+    d.seek(tr.t ?? 0);
+    d.maxTime = Math.max(d.maxTime, ...(tr.actions ?? []).map((a) => a.at_ms));
+    setDriver(d);
+    $('preset').value = p ? p.name : '';
+    const h = d.stateHash();
+    $('repro').innerHTML = tr.h ? (h === tr.h ? '<span class="okr" data-testid="repro" data-ok="true">✓ reproduced</span>' : `<span class="bad" data-testid="repro" data-ok="false">✗ expected ${esc(tr.h)}</span>`) : '';
+  } catch (e) {
+    toast(`cannot open permalink: ${e.message}`, true);
+    startPreset(S.presets[0].name);
+  }
+}
+
+// ---- views ------------------------------------------------------------------------------------
+
+const V = {};
+function resetViews() {
+  V.chart ??= new EpochChart($('chart'));
+  V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
+  V.grid ??= new AssignmentGrid($('grid'));
+  V.lanes ??= new Swimlanes($('lanes'), { onSelect: (m) => { pause(); renderMessageDetail($('detail'), m); } });
+  V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
+  V.chart.reset();
+  V.records.reset();
+  V.chart.ingest(S.driver.records);
+  V.records.append(S.driver.records);
+  renderMessageDetail($('detail'), null);
+}
+
+function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
+
+const T = {};
+function timed(k, fn) { const t0 = performance.now(); fn(); T[k] = (T[k] ?? 0) * 0.9 + (performance.now() - t0) * 0.1; }
+function render() {
+  const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
+  for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
+  renderHeader($('group-header'), g, `<span class="kv">t <b>${fmtT(now)}</b></span><span class="kv">steps <b>${f.snapshot.steps}</b></span>`);
+  const win = Math.max(10000, 8 * hbInterval());
+  if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
+  // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
+  timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
+  timed('chart', () => V.chart.render(now, S.order));
+  timed('cards', () => V.cards.update(g, now, S.order));
+  timed('grid', () => V.grid.update(g, S.order));
+  renderInvariants($('invariants'), f.invariants);
+  const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
+  if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
+  $('hash').textContent = f.snapshot.state_hash;
+  $('time').textContent = fmtT(now);
+  const max = Math.max(d.maxTime, now, d.actions.length ? d.actions[d.actions.length - 1].at_ms + 5000 : 0);
+  $('maxtime').textContent = fmtT(max);
+  const sc = $('scrub');
+  if (S.pendingSeek == null && document.activeElement !== sc) { sc.max = max; sc.value = now; }
+  renderMarks(max, now);
+  if (S.tab === 'compare') Compare.sync();
+}
+
+/** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
+function renderMarks(max, now) {
+  const acts = S.driver.actions;
+  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / Math.max(1, max / 200))}`;
+  if (key === S.marksKey) return;
+  S.marksKey = key;
+  $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');
+}
+
+function ingest(f) {
+  V.chart.ingest(f.newRecords);
+  V.records.append(f.newRecords);
+  const bad = f.invariants.filter((i) => !i.ok);
+  const evBad = f.events.filter((e) => e.kind === 'invariant_violated');
+  if ((bad.length || evBad.length) && !S.violated) {
+    S.violated = true;
+    pause();
+    toast(`Invariant violated: ${[...bad.map((i) => i.name), ...evBad.map((e) => e.name)].join(', ')} (playback paused)`, true);
+  } else if (!bad.length) S.violated = false;
+}
+
+// ---- playback ---------------------------------------------------------------------------------
+
+function speed() { return 10 ** Number($('speed').value); }
+function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? s.toFixed(1) : Math.round(s)}×`; }
+function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
+function pause() { S.playing = false; $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
+
+function loop(ts) {
+  try {
+    if (S.pendingSeek != null) {
+      const t = S.pendingSeek;
+      S.pendingSeek = null;
+      S.driver.seek(t);
+      resetViews();
+      S.needRender = true;
+    }
+    if (S.playing && S.tab !== 'live') {
+      if (S.lastTs != null) {
+        const ms = Math.min(250, ts - S.lastTs) * speed();
+        if (ms >= 1) { timed('sim', () => ingest(S.driver.advance(ms))); S.needRender = true; }
+      }
+      S.lastTs = ts;
+    }
+    if (S.needRender) { render(); S.needRender = false; }
+  } catch (e) {
+    pause();
+    fatal(e.message);
+  }
+  requestAnimationFrame(loop);
+}
+
+function stepForward() {
+  pause();
+  const d = S.driver;
+  // Step to the next scheduled thing; skip empty steps (up to 20) so one press shows a change.
+  for (let i = 0; i < 200; i++) {
+    const f = d.advance(d.nextEventTime() - d.now);
+    ingest(f);
+    if (f.events.length || f.newRecords.length) break;
+  }
+  S.needRender = true;
+}
+
+function stepBack() {
+  pause();
+  S.pendingSeek = S.driver.prevEventTime();
+}
+
+// ---- actions ----------------------------------------------------------------------------------
+
+function doAct(action) {
+  try {
+    const dropped = S.driver.act(action);
+    ingest(S.driver.last);
+    const { action: kind, ...args } = action;
+    const line = document.createElement('div');
+    line.textContent = `${fmtT(S.driver.now)} ${kind} ${Object.values(args).map((v) => (typeof v === 'object' ? v.process_id ?? JSON.stringify(v) : short(String(v)))).join(' ')}`;
+    $('action-log').prepend(line);
+    if (dropped) toast(`Forked the timeline: ${dropped} later action${dropped > 1 ? 's' : ''} discarded.`);
+    refreshActionInputs();
+    S.needRender = true;
+  } catch (e) {
+    toast(e.message, true);
+  }
+}
+
+function processes() {
+  const s = new Set(S.driver.spec.processes.map((p) => p.process_id));
+  for (const m of S.driver.last.snapshot.group.members) s.add(m.process_id);
+  for (const a of S.driver.actions) if (a.action === 'add_process') s.add(a.process.process_id);
+  return [...s];
+}
+
+function refreshActionInputs() {
+  const procs = processes();
+  const sel = $('a-process'), keep = sel.value;
+  sel.innerHTML = procs.map((p) => `<option>${esc(p)}</option>`).join('');
+  if (procs.includes(keep)) sel.value = keep;
+  const topics = Object.keys(S.driver.last.snapshot.topics ?? S.driver.spec.topics);
+  const ts = $('a-topic'), keepT = ts.value;
+  ts.innerHTML = topics.map((t) => `<option>${esc(t)}</option>`).join('');
+  if (topics.includes(keepT)) ts.value = keepT;
+  $('a-assignor').value = S.driver.last.snapshot.group.assignor || 'sticky';
+}
+
+function globalAction(kind) {
+  const num = (id) => Math.max(0, Math.round(Number($(id).value) || 0));
+  switch (kind) {
+    case 'add_member': return doAct({ action: 'add_member', process_id: $('a-process').value });
+    case 'add_process': {
+      const used = new Set(processes());
+      let i = used.size + 1;
+      while (used.has(`p${i}`)) i++;
+      return doAct({ action: 'add_process', process: { process_id: `p${i}`, threads: Math.max(1, num('a-threads')) } });
+    }
+    case 'add_partitions': { // the action takes the new total
+      const topic = $('a-topic').value, cur = S.driver.last.snapshot.topics?.[topic] ?? 0;
+      return doAct({ action: 'add_partitions', topic, partitions: cur + Math.max(1, num('a-parts')) });
+    }
+    case 'create_topic': {
+      const topic = $('a-newtopic').value.trim() || missingTopic();
+      if (!topic) return toast('name the topic to create', true);
+      return doAct({ action: 'create_topic', topic, partitions: Math.max(1, num('a-parts')) });
+    }
+    case 'set_standby_replicas': return doAct({ action: 'set_standby_replicas', replicas: num('a-standby') });
+    case 'set_assignor': return doAct({ action: 'set_assignor', name: $('a-assignor').value });
+    default: return doAct({ action: kind });
+  }
+}
+
+/** A source topic of the topology that does not exist yet (for "missing source topic" presets). */
+function missingTopic() {
+  const have = S.driver.last.snapshot.topics;
+  for (const st of S.driver.spec.topology.subtopologies) for (const t of st.source_topics) if (!(t in have)) return t;
+  return '';
+}
+
+function memberMenu(id, x, y) {
+  const m = S.driver.last.snapshot.group.members.find((mm) => mm.member_id === id);
+  if (!m) return;
+  const cut = m.client_status === 'partitioned';
+  const items = [
+    ['crash_member', 'Crash (stop heartbeating)', { member: id }],
+    ['leave_member', 'Leave the group', { member: id }],
+    ...(m.instance_id ? [['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }]] : []),
+    cut ? ['heal_network', 'Heal network', { member: id }] : ['cut_network', 'Cut network', { member: id }],
+    ['request_shutdown', 'Request application shutdown', { member: id }],
+    ['restart_member', 'Restart (new incarnation)', { member: id }],
+  ];
+  const menu = $('menu');
+  menu.innerHTML = `<div class="mh">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +
+    items.map(([a, label], i) => `<button data-i="${i}" data-testid="menu-${a}">${label}</button>`).join('');
+  menu.hidden = false;
+  menu.style.left = `${Math.min(x, innerWidth - 220)}px`;
+  menu.style.top = `${Math.min(y, innerHeight - 200)}px`;
+  menu.onclick = (e) => {
+    const b = e.target.closest('button[data-i]');
+    if (!b) return;
+    const [a, , args] = items[+b.dataset.i];
+    menu.hidden = true;
+    doAct({ action: a, ...args });
+  };
+}
+
+// ---- side-by-side -----------------------------------------------------------------------------
+
+const Compare = {
+  runs: null, key: null,
+  build() {
+    const d = S.driver, kind = $('cmp-kind').value;
+    const mk = (label, specMod, pre) => {
+      const spec = structuredClone(d.spec);
+      specMod(spec);
+      const actions = [...pre.map((a) => ({ at_ms: 0, ...a })), ...d.actions];
+      const r = new Driver(S.W, spec, actions, null);
+      return { label, r, header: null, grid: null };
+    };
+    const pairs = {
+      standby: [['standby replicas 0', (s) => s, [{ action: 'set_standby_replicas', replicas: 0 }]], ['standby replicas 1', (s) => s, [{ action: 'set_standby_replicas', replicas: 1 }]]],
+      assignor: [['assignor sticky', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['assignor mock', (s) => s, [{ action: 'set_assignor', name: 'mock' }]]],
+      seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
+    }[kind];
+    this.runs?.forEach((x) => x.r.sim.free());
+    this.runs = pairs.map(([l, f, p]) => mk(l, f, p));
+    this.grids = [new AssignmentGrid($('cmp-a-grid')), new AssignmentGrid($('cmp-b-grid'))];
+  },
+  sync() {
+    const d = S.driver;
+    const key = `${$('cmp-kind').value}|${d.resetCount}|${d.actions.length}|${d.spec.seed}|${d.presetName}`;
+    if (key !== this.key || !this.runs) {
+      this.key = key;
+      try { this.build(); } catch (e) { $('cmp-diff').textContent = `cannot build the runs: ${e.message}`; this.runs = null; return; }
+    }
+    const now = d.now;
+    for (const x of this.runs) {
+      if (x.r.now > now) x.r.seek(now);
+      else if (x.r.now < now) x.r.advance(now - x.r.now);
+    }
+    const gs = this.runs.map((x) => x.r.last.snapshot.group);
+    // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
+    const owners = gs.map((g) => {
+      const o = new Map(), cell = new Map();
+      for (const t of allTasks(g)) o.set(t, { a: [], s: [] });
+      for (const m of g.members) {
+        for (const t of m.active) { o.get(t)?.a.push(m.process_id); cell.set(`${t}|${m.process_id}`, 'A'); }
+        for (const t of m.standby) { o.get(t)?.s.push(m.process_id); cell.set(`${t}|${m.process_id}`, (cell.get(`${t}|${m.process_id}`) ?? '') + 'S'); }
+        for (const t of m.warmup) cell.set(`${t}|${m.process_id}`, (cell.get(`${t}|${m.process_id}`) ?? '') + 'W');
+      }
+      return { o, cell };
+    });
+    const diff = new Set();
+    for (const k of new Set([...owners[0].cell.keys(), ...owners[1].cell.keys()])) if (owners[0].cell.get(k) !== owners[1].cell.get(k)) diff.add(k);
+    const rows = [];
+    let ndiff = 0;
+    for (const t of new Set([...owners[0].o.keys(), ...owners[1].o.keys()])) {
+      const [x, y] = [owners[0].o.get(t), owners[1].o.get(t)];
+      const fx = x ? `${x.a.sort().join(',') || '–'} / ${x.s.sort().join(',') || '–'}` : 'n/a';
+      const fy = y ? `${y.a.sort().join(',') || '–'} / ${y.s.sort().join(',') || '–'}` : 'n/a';
+      if (fx !== fy) { ndiff++; rows.push(`<tr class="d"><td>${esc(t)}</td><td>${esc(fx)}</td><td>${esc(fy)}</td></tr>`); }
+    }
+    const field = (name, f) => { const [a, b] = gs.map(f); return `<tr class="${a !== b ? 'd' : ''}"><th>${name}</th><td>${esc(a)}</td><td>${esc(b)}</td></tr>`; };
+    $('cmp-a-title').textContent = `A · ${this.runs[0].label}`;
+    $('cmp-b-title').textContent = `B · ${this.runs[1].label}`;
+    this.runs.forEach((x, i) => {
+      renderHeader($(i ? 'cmp-b-header' : 'cmp-a-header'), gs[i], `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
+      this.grids[i].update(gs[i], S.order, diff);
+    });
+    $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>
+      ${field('state', (g) => g.state)}${field('group epoch', (g) => g.group_epoch)}${field('assignment epoch', (g) => g.assignment_epoch)}
+      ${field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
+      <tr><th colspan="3">${ndiff ? `${ndiff} task${ndiff > 1 ? 's' : ''} placed differently (active processes / standby processes):` : 'every task is placed the same way'}</th></tr>
+      ${rows.slice(0, 40).join('')}</table>`;
+  },
+};
+
+// ---- wiring -----------------------------------------------------------------------------------
+
+function showTab(tab) {
+  S.tab = tab;
+  for (const b of document.querySelectorAll('.tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
+  $('view-sim').hidden = tab !== 'sim';
+  $('view-compare').hidden = tab !== 'compare';
+  $('view-live').hidden = tab !== 'live';
+  $('controls').hidden = tab === 'live';
+  const u = new URL(location.href);
+  if (tab === 'live') {
+    u.searchParams.set('live', '');
+    if (!S.liveStop) S.liveStop = startLive($('live-groups'), $('live-status'));
+  } else {
+    u.searchParams.delete('live');
+    S.liveStop?.(); S.liveStop = null;
+  }
+  history.replaceState(null, '', u.toString().replace('live=&', 'live&').replace(/live=$/, 'live').replace('live=#', 'live#'));
+  S.needRender = true;
+}
+
+function wire() {
+  $('play').onclick = () => (S.playing ? pause() : play());
+  $('stepf').onclick = stepForward;
+  $('back').onclick = stepBack;
+  $('speed').oninput = showSpeed;
+  showSpeed();
+  $('scrub').oninput = (e) => { pause(); S.pendingSeek = Number(e.target.value); };
+  $('preset').onchange = (e) => { pause(); startPreset(e.target.value); };
+  $('seed').onchange = (e) => { pause(); startPreset(S.driver.presetName ?? S.presets[0].name, Math.max(0, Math.round(Number(e.target.value) || 0))); };
+  $('permalink').onclick = async () => {
+    const text = await encodeTrace(S.driver.trace());
+    const url = `${location.origin}${location.pathname}${location.search}#pl=${text}`;
+    history.replaceState(null, '', url);
+    try { await navigator.clipboard.writeText(url); toast('Permalink copied to the clipboard (and in the address bar).'); } catch { toast('Permalink is in the address bar.'); }
+  };
+  $('help-btn').onclick = () => ($('help').hidden = false);
+  $('help-close').onclick = () => ($('help').hidden = true);
+  $('help').onclick = (e) => { if (e.target === $('help')) $('help').hidden = true; };
+  for (const b of document.querySelectorAll('[data-act]')) b.onclick = () => globalAction(b.dataset.act);
+  for (const b of document.querySelectorAll('.tabs button')) b.onclick = () => showTab(b.dataset.tab);
+  $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
+  document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
+  window.addEventListener('resize', () => { S.needRender = true; });
+  $('lanes').addEventListener('scroll', () => { S.needRender = true; }, { passive: true });
+  window.addEventListener('hashchange', async () => {
+    const pl = location.hash.match(/[#&]pl=([^&]+)/);
+    if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.target.matches('input:not([type=range]), select, textarea')) return;
+    if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }
+    else if (e.key === 'ArrowRight') { e.preventDefault(); stepForward(); }
+    else if (e.key === 'ArrowLeft') { e.preventDefault(); stepBack(); }
+    else if (e.key === '?') $('help').hidden = !$('help').hidden;
+    else if (e.key === 'Escape') { $('help').hidden = true; $('menu').hidden = true; }
+    else if (e.key === '+' || e.key === '=') { $('speed').value = Number($('speed').value) + 0.25; showSpeed(); }
+    else if (e.key === '-') { $('speed').value = Number($('speed').value) - 0.25; showSpeed(); }
+  });
+}
+
+let toastTimer;
+function toast(msg, error = false) {
+  const t = $('toast');
+  t.textContent = msg;
+  t.className = `toast${error ? ' error' : ''}`;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (t.hidden = true), error ? 6000 : 3500);
+}
+
+// Test and console hook: read-only access to the current run.
+window.explorer = { timing: T, views: V, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+
+boot();

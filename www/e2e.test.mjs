@@ -1,0 +1,186 @@
+// End-to-end test of the explorer in headless Chromium (playwright-core, no browser download).
+// Run from www/: node --test e2e.test.mjs   (needs www/pkg: pkg-scripts/build-wasm.sh)
+// Screenshots go to ../test-output/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from './serve.mjs';
+
+const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+let server, browser, base;
+const errors = [];
+
+before(async () => {
+  await mkdir(OUT, { recursive: true });
+  server = await startServer(0);
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function open(url) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`); });
+  // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
+  page.on('response', (r) => { if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith('/api/')) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
+  return page;
+}
+
+const groupState = (page) => page.textContent('[data-testid=group-state]');
+const now = (page) => page.evaluate(() => window.explorer.driver.now);
+const setSpeed = (page, v) => page.$eval('[data-testid=speed]', (el, val) => { el.value = val; el.dispatchEvent(new Event('input')); }, String(v));
+
+test('explore a run: add members, crash one, step back, permalink', async () => {
+  const page = await open(`${base}?preset=empty`);
+  assert.match(await groupState(page), /^(Empty|Dead)$/); // Dead: the coordinator has no such group yet
+
+  // Three members (three one-thread processes), then play fast until Stable.
+  for (let i = 0; i < 3; i++) await page.click('[data-testid=add-process]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length === 3);
+  await setSpeed(page, 2);
+  await page.click('[data-testid=play]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=group-state]').textContent === 'Stable'
+    && document.querySelector('[data-testid=member-count]').textContent === '3', null, { timeout: 20000 });
+  await page.click('[data-testid=play]'); // pause
+  // Click a heartbeat in the swimlanes: its decoded fields and bytes show in the detail panel.
+  await page.$eval('#lanes', (el) => el.scrollIntoView());
+  await page.waitForTimeout(100);
+  const hit = await page.evaluate(() => { const h = window.explorer.views.lanes.hits.find((q) => q.m.fate === 'delivered'); return h && { x: h.x, y: h.y }; });
+  assert.ok(hit, 'a delivered heartbeat is drawn');
+  await page.click('#lanes canvas', { position: hit });
+  await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('StreamsGroupHeartbeat'));
+  await page.screenshot({ path: `${OUT}01-stable-3-members.png`, fullPage: true });
+  await page.$eval('body', () => window.scrollTo(0, 0));
+
+  // Crash the first member from its context menu.
+  const victim = await page.getAttribute('[data-testid=member-card] >> nth=0', 'data-member');
+  const victimTasks = await page.evaluate((id) => window.explorer.driver.last.snapshot.group.members.find((m) => m.member_id === id).active, victim);
+  assert.ok(victimTasks.length > 0, 'the victim owns tasks');
+  await page.click('[data-testid=member-card] >> nth=0', { button: 'right' });
+  await page.click('[data-testid=menu-crash_member]');
+  await page.waitForSelector('[data-testid=member-card].crashed');
+  await page.click('[data-testid=play]');
+  // Its tasks move to the two survivors and the group is Stable again.
+  await page.waitForFunction(({ id, tasks }) => {
+    const g = window.explorer.driver.last.snapshot.group;
+    const others = g.members.filter((m) => m.member_id !== id && m.state);
+    return g.state === 'Stable' && tasks.every((t) => others.some((m) => m.active.includes(t)));
+  }, { id: victim, tasks: victimTasks }, { timeout: 30000 });
+  await page.click('[data-testid=play]');
+  await page.waitForTimeout(100);
+  // The grid shows two member columns, every cell at its target.
+  const cols = await page.$$eval('[data-testid=grid] thead th', (th) => th.length - 1);
+  assert.equal(cols, 2);
+  assert.equal(await page.getAttribute('[data-testid=grid-summary]', 'data-mismatch'), '0');
+  const invOk = await page.getAttribute('[data-testid=invariants]', 'data-ok');
+  assert.equal(invOk, 'true');
+  await page.screenshot({ path: `${OUT}02-after-crash-failover.png` });
+
+  // Step back (replay from the seed to the previous event).
+  const t1 = await now(page);
+  await page.click('[data-testid=step-back]');
+  await page.waitForFunction((t) => window.explorer.driver.now < t, t1);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForTimeout(200);
+  assert.ok((await now(page)) < t1);
+  await page.screenshot({ path: `${OUT}03-stepped-back.png` });
+
+  // Forward again a little, then a permalink reproduces the same state hash in a new page.
+  await page.keyboard.press('ArrowRight');
+  await page.waitForTimeout(100);
+  const hash = await page.textContent('[data-testid=state-hash]');
+  assert.match(hash, /^[0-9a-z]+$/i);
+  await page.click('#permalink');
+  await page.waitForFunction(() => location.hash.startsWith('#pl='));
+  const url = await page.evaluate(() => location.href);
+  const page2 = await open(url);
+  await page2.waitForSelector('[data-testid=repro]');
+  assert.equal(await page2.textContent('[data-testid=state-hash]'), hash);
+  assert.equal(await page2.getAttribute('[data-testid=repro]', 'data-ok'), 'true');
+  await page2.screenshot({ path: `${OUT}04-permalink-reproduced.png`, fullPage: true });
+
+  // Help overlay and the side-by-side view render.
+  await page2.keyboard.press('?');
+  assert.equal(await page2.isVisible('#help'), true);
+  await page2.screenshot({ path: `${OUT}05-help.png` });
+  await page2.keyboard.press('Escape');
+  await page2.click('[data-testid=tab-compare]');
+  await page2.waitForFunction(() => document.querySelector('[data-testid=compare-diff]').textContent.includes('placed'));
+  await page2.screenshot({ path: `${OUT}06-side-by-side.png`, fullPage: true });
+  // Live mode degrades gracefully on a static server.
+  await page2.click('[data-testid=tab-live]');
+  await page2.waitForSelector('[data-testid=live-unavailable]');
+  await page2.screenshot({ path: `${OUT}07-live-unavailable.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('every preset loads and plays without errors', async () => {
+  const page = await open(base);
+  const names = await page.$$eval('[data-testid=preset] option', (o) => o.map((x) => x.value));
+  assert.ok(names.length >= 2);
+  await setSpeed(page, 2.5);
+  for (const name of names) {
+    await page.selectOption('[data-testid=preset]', name);
+    await page.click('[data-testid=play]');
+    await page.waitForFunction(() => window.explorer.driver.now > 60000, null, { timeout: 20000 });
+    await page.click('[data-testid=play]');
+    const g = await page.evaluate(() => window.explorer.driver.last.snapshot.group.state);
+    assert.ok(g, `${name}: state ${g}`);
+    await page.screenshot({ path: `${OUT}preset-${name}.png` });
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('live mode renders the server\'s groups from /api/groups and /api/events', async () => {
+  const tasks = (sub, ps) => [{ subtopology_id: sub, partitions: ps }];
+  // The shape `groupcoord serve --http` sends: {seq, time_ms, topics, groups: [{group_id,
+  // group_state, group_type, describe}]}, events named "groups".
+  const wrap = (d) => ({ seq: 1, time_ms: 0, topics: {}, groups: [{ group_id: d.group_id, group_state: d.group_state, group_type: 'streams', describe: d },
+    { group_id: 'legacy', group_state: 'Stable', group_type: 'classic', describe: { error_code: 69, group_id: 'legacy', members: [] } }] });
+  const group = (epoch, m2) => ({
+    error_code: 0, group_id: 'orders-app', group_state: m2 ? 'Reconciling' : 'Stable', group_epoch: epoch, assignment_epoch: epoch, assignor_name: 'sticky',
+    members: [
+      { member_id: 'm-aaaa', member_epoch: epoch, process_id: 'proc-1',
+        assignment: { active_tasks: tasks('0', m2 ? [0, 1] : [0, 1, 2, 3]), standby_tasks: [], warmup_tasks: [] },
+        target_assignment: { active_tasks: tasks('0', [0, 1]), standby_tasks: [], warmup_tasks: [] } },
+      ...(m2 ? [{ member_id: 'm-bbbb', member_epoch: epoch, process_id: 'proc-2',
+        assignment: { active_tasks: tasks('0', [2, 3]), standby_tasks: [], warmup_tasks: [] },
+        target_assignment: { active_tasks: tasks('0', [2, 3]), standby_tasks: [], warmup_tasks: [] } }] : []),
+    ],
+  });
+  let sse = null;
+  const live = await startServer(0, '127.0.0.1', (req, res) => {
+    if (req.url === '/api/groups') { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(wrap(group(3, false)))); return true; }
+    if (req.url === '/api/events') { res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }); res.write(': hi\n\n'); sse = res; return true; }
+    return false;
+  });
+  try {
+    const page = await open(`http://127.0.0.1:${live.address().port}/?live`);
+    await page.waitForFunction(() => document.querySelector('#live-groups [data-testid=group-state]')?.textContent === 'Stable');
+    assert.equal(await page.$$eval('#live-groups [data-testid=member-card]', (c) => c.length), 1);
+    for (let i = 0; i < 50 && !sse; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(sse, 'the page opened the event stream');
+    sse.write(`event: groups\ndata: ${JSON.stringify(wrap(group(4, true)))}\n\n`);
+    await page.waitForFunction(() => document.querySelectorAll('#live-groups [data-testid=member-card]').length === 2);
+    assert.equal(await page.textContent('#live-groups [data-testid=group-state]'), 'Reconciling');
+    await page.screenshot({ path: `${OUT}08-live-mode.png` });
+    sse.end();
+    assert.deepEqual(errors, []);
+  } finally {
+    live.closeAllConnections?.();
+    live.close();
+  }
+});

@@ -1,0 +1,74 @@
+// Protocol terms shown as tooltips (hover any dotted-underlined word).
+// `kip` names the KIP-1071 section, `spec` the section of shared/spec/streams-group-protocol.md.
+export const GLOSSARY = {
+  'group-epoch': { t: 'Group epoch', kip: 'Streams Group → Group Epoch', spec: '§2.3',
+    d: 'Version of the group\'s membership and metadata. Bumped when a member joins, leaves or is fenced, when its topology, process, rack or client tags change, when topic metadata changes, or when a warm-up task caught up. A higher group epoch than assignment epoch means a new target assignment must be computed.' },
+  'assignment-epoch': { t: 'Assignment epoch', kip: 'Streams Group → Target Assignment', spec: '§3.10',
+    d: 'The group epoch at which the current target assignment was computed. While groupEpoch > assignmentEpoch the group is ASSIGNING.' },
+  'member-epoch': { t: 'Member epoch', kip: 'Reconciliation → Member Epoch', spec: '§3.5, §4',
+    d: 'The assignment epoch a member has reconciled to. A member only moves to the new epoch after it revoked every task it must give up. Heartbeats with a stale epoch are fenced (FENCED_MEMBER_EPOCH).' },
+  'topology-epoch': { t: 'Topology epoch', kip: 'Topology → Topology Epoch', spec: '§3.6',
+    d: 'Version of the Streams topology the members run. Members with a newer topology epoch initialise the group\'s topology; until the coordinator validates it (internal topics exist) the group is NOT_READY.' },
+  reconciliation: { t: 'Reconciliation', kip: 'Reconciliation', spec: '§4',
+    d: 'How each member moves from its current assignment to its target assignment: first revoke what must go (UNREVOKED_TASKS), then get tasks that others have released (UNRELEASED_TASKS), then STABLE at the assignment epoch. An active task is never owned by two members at once.' },
+  'target-assignment': { t: 'Target assignment', kip: 'Target Assignment', spec: '§3.10, §5',
+    d: 'What the assignor wants each member to run, computed on the broker for the whole group. Members converge to it step by step (reconciliation).' },
+  active: { t: 'Active task', kip: 'Task Assignment → Active Tasks', spec: '§5.3',
+    d: 'A task (subtopology × partition) that processes records. Exactly one member of the group runs it.' },
+  standby: { t: 'Standby task', kip: 'Task Assignment → Standby Tasks', spec: '§5.3',
+    d: 'A replica of a stateful task\'s state store kept up to date on another process, so a failover can resume quickly. num.standby.replicas per task, never on the process that runs the active.' },
+  warmup: { t: 'Warm-up task', kip: 'Task Assignment → Warm-up Tasks', spec: '§3.15',
+    d: 'A temporary standby that restores state on a process where the assignor wants to move an active task. When its lag drops below acceptable.recovery.lag the group epoch is bumped and the active can move.' },
+  'pending-revocation': { t: 'Pending revocation', kip: 'Reconciliation', spec: '§4.2',
+    d: 'Tasks the member was told to give up and has not yet acknowledged. Other members cannot receive them until the member reports it no longer owns them.' },
+  UNREVOKED_TASKS: { t: 'UNREVOKED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1',
+    d: 'Member state: the member must revoke tasks before it can move to the next epoch. Its epoch stays at the old value.' },
+  UNRELEASED_TASKS: { t: 'UNRELEASED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1',
+    d: 'Member state: the member is already at the new epoch but waits for tasks still owned (or pending revocation) by other members.' },
+  STABLE: { t: 'STABLE (member)', kip: 'Reconciliation → Member States', spec: '§2.2',
+    d: 'Member state: fully reconciled with its (intermediate) target at its epoch.' },
+  'group-state': { t: 'Group state', kip: 'Streams Group → Group States', spec: '§2.1',
+    d: 'EMPTY (no members) → NOT_READY (no validated topology / missing topics) → ASSIGNING (groupEpoch > assignmentEpoch) → RECONCILING (some member not STABLE at the assignment epoch) → STABLE.' },
+  session: { t: 'Session timeout', kip: 'Heartbeat → Session Timeout', spec: '§3.13',
+    d: 'If the coordinator hears nothing from a member for group.streams.session.timeout.ms, it fences the member: removes it and bumps the group epoch, so its tasks move. The arc shrinks until the deadline.' },
+  heartbeat: { t: 'StreamsGroupHeartbeat (API key 88)', kip: 'StreamsGroupHeartbeat API', spec: '§1.1, §3',
+    d: 'The only RPC a member uses: joins (epoch 0), reports owned tasks, receives its assignment and statuses, leaves (epoch -1, or -2 for a static member).' },
+  'static-member': { t: 'Static membership', kip: 'Static Membership', spec: '§3.3',
+    d: 'A member with group.instance.id. It leaves with epoch -2 and can rejoin within the session timeout, getting its tasks back without a rebalance.' },
+  assignor: { t: 'Assignor', kip: 'Assignors', spec: '§5.2-5.4',
+    d: 'Server-side task assignor (sticky is the default and only built-in; mock is test-only). It computes the target assignment from members, topology and partition counts.' },
+  statuses: { t: 'Heartbeat statuses', kip: 'StreamsGroupHeartbeat → Status', spec: '§1.3, §3.11',
+    d: 'Group-level conditions reported to every member: STALE_TOPOLOGY, MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS, MISSING_INTERNAL_TOPICS, SHUTDOWN_APPLICATION, ASSIGNMENT_DELAYED, MISSING_CLIENT_TAGS.' },
+  shutdown: { t: 'Shutdown application', kip: 'Shutdown Application', spec: '§3.14',
+    d: 'A member can ask the whole application to shut down; the coordinator answers every member with SHUTDOWN_APPLICATION until the group is empty.' },
+  invariant: { t: 'Invariants', kip: 'Reconciliation (safety)', spec: '§2, §4',
+    d: 'Safety properties checked after every step (e.g. an active task owned by at most one member; member epochs never exceed the group epoch). A violation pauses playback.' },
+  'state-hash': { t: 'State hash', kip: '—', spec: 'explorer',
+    d: 'Fingerprint of the simulation state. The same scenario, seed and actions give the same hash: a permalink is reproduced when its hash matches.' },
+};
+
+/** Installs one floating tooltip for every element with data-term="key". */
+export function installTooltips(root = document.body) {
+  const tip = document.createElement('div');
+  tip.className = 'tooltip';
+  tip.setAttribute('role', 'tooltip');
+  document.body.append(tip);
+  let current = null;
+  root.addEventListener('mouseover', (e) => {
+    const el = e.target.closest?.('[data-term]');
+    if (el === current) return;
+    current = el;
+    if (!el) { tip.classList.remove('show'); return; }
+    const g = GLOSSARY[el.dataset.term];
+    if (!g) return;
+    tip.innerHTML = `<b>${g.t}</b><p>${g.d}</p><small>KIP-1071: ${g.kip} · spec ${g.spec}</small>`;
+    const r = el.getBoundingClientRect();
+    tip.classList.add('show');
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    let x = Math.min(window.innerWidth - w - 8, Math.max(8, r.left));
+    let y = r.bottom + 6;
+    if (y + h > window.innerHeight - 8) y = Math.max(8, r.top - h - 6);
+    tip.style.left = `${x}px`;
+    tip.style.top = `${y}px`;
+  });
+}
