@@ -35,7 +35,7 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
                         match run_seed(seed) {
                             Ok(r) => {
                                 max_conv = max_conv.max(r.converged_after_ms);
-                                bound = r.bound_ms;
+                                bound = bound.max(r.bound_ms);
                                 for (k, v) in r.tally {
                                     *tally.entry(k).or_default() += v;
                                 }
