@@ -5,7 +5,7 @@
 use criterion::{Criterion, black_box};
 use groupcoord::config::CoordinatorConfig;
 use groupcoord::coordinator::{Coordinator, RequestContext};
-use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, Topology, TopicInfo};
+use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TopicInfo, Topology};
 use groupcoord::topology::MetadataImage;
 use groupcoord::types::Millis;
 
@@ -25,7 +25,11 @@ fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
         meta.topics.insert(format!("store-{g}-changelog"), 200);
     }
     c.set_metadata(meta);
-    let ctx = RequestContext { client_id: "bench".into(), client_host: "/127.0.0.1".into(), api_version: 1 };
+    let ctx = RequestContext {
+        client_id: "bench".into(),
+        client_host: "/127.0.0.1".into(),
+        api_version: 1,
+    };
     let mut steady = Vec::new();
     let mut now = Millis(0);
     for g in 0..GROUPS {
@@ -34,7 +38,10 @@ fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
             subtopologies: vec![Subtopology {
                 subtopology_id: "0".into(),
                 source_topics: vec![format!("in-{g}")],
-                state_changelog_topics: vec![TopicInfo { name: format!("store-{g}-changelog"), ..Default::default() }],
+                state_changelog_topics: vec![TopicInfo {
+                    name: format!("store-{g}-changelog"),
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
             ..Default::default()
@@ -92,7 +99,11 @@ fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
 
 fn main() {
     let (mut c, steady, now) = setup();
-    let ctx = RequestContext { client_id: "bench".into(), client_host: "/127.0.0.1".into(), api_version: 1 };
+    let ctx = RequestContext {
+        client_id: "bench".into(),
+        client_host: "/127.0.0.1".into(),
+        api_version: 1,
+    };
     if std::env::args().any(|a| a == "--report") {
         let rounds = 200;
         let start = std::time::Instant::now();
@@ -103,7 +114,12 @@ fn main() {
         }
         let n = (rounds * steady.len()) as f64;
         let secs = start.elapsed().as_secs_f64();
-        println!("steady heartbeats: {:.0}/s ({:.2} us each), {} members", n / secs, secs / n * 1e6, steady.len());
+        println!(
+            "steady heartbeats: {:.0}/s ({:.2} us each), {} members",
+            n / secs,
+            secs / n * 1e6,
+            steady.len()
+        );
         return;
     }
     let mut crit = Criterion::default().configure_from_args();

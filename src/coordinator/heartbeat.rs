@@ -812,20 +812,21 @@ impl Coordinator {
         }
 
         // Step M: reconciliation.
-        let reconciled: Cow<'_, StreamsMember> = if updated.is_reconciled_to(target.assignment_epoch) {
-            // Spec §4 shortcut: STABLE at the target epoch, nothing to do (no copy either).
-            Cow::Borrowed(&updated)
-        } else {
-            Cow::Owned(reconcile::reconcile(
-            &updated,
-            &ReconcileInput {
-                target_epoch: target.assignment_epoch,
-                target: &target.member_target,
-                index: &group.index,
-                owned: owned.as_ref(),
-            },
-        )?)
-        };
+        let reconciled: Cow<'_, StreamsMember> =
+            if updated.is_reconciled_to(target.assignment_epoch) {
+                // Spec §4 shortcut: STABLE at the target epoch, nothing to do (no copy either).
+                Cow::Borrowed(&updated)
+            } else {
+                Cow::Owned(reconcile::reconcile(
+                    &updated,
+                    &ReconcileInput {
+                        target_epoch: target.assignment_epoch,
+                        target: &target.member_target,
+                        index: &group.index,
+                        owned: owned.as_ref(),
+                    },
+                )?)
+            };
         let assignment_changed = !reconciled.same_assignment(&updated);
         if assignment_changed {
             records.push(Record::CurrentMemberAssignment {

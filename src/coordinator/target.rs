@@ -59,11 +59,10 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
     }
     // 2. The member's target in the view (a replacing static member inherits the old target).
     let view_target = |id: &str| -> Cow<'a, TasksTuple> {
-        match g
-            .target_assignment
-            .get(id)
-            .or_else(|| req.replaced_member_id.and_then(|old| g.target_assignment.get(old)))
-        {
+        match g.target_assignment.get(id).or_else(|| {
+            req.replaced_member_id
+                .and_then(|old| g.target_assignment.get(old))
+        }) {
             Some(t) => Cow::Borrowed(t),
             None => Cow::Owned(TasksTuple::default()),
         }

@@ -120,7 +120,11 @@ pub struct StickyTaskAssignor {
 
 impl TaskAssignor for StickyTaskAssignor {
     fn name(&self) -> &'static str {
-        if self.warmups { "sticky-warmups" } else { "sticky" }
+        if self.warmups {
+            "sticky-warmups"
+        } else {
+            "sticky"
+        }
     }
 
     fn assign(
@@ -128,7 +132,11 @@ impl TaskAssignor for StickyTaskAssignor {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError> {
-        let warmups = if self.warmups { group.configs.num_warmup_replicas } else { 0 };
+        let warmups = if self.warmups {
+            group.configs.num_warmup_replicas
+        } else {
+            0
+        };
         Ok(assign_sticky_with(group, topology, warmups))
     }
 }

@@ -187,7 +187,9 @@ fn warmup_keeps_task_on_caught_up_owner() {
     assert_eq!(out.members["b"].warmup.len(), 1);
     assert!(!out.members["b"].warmup.intersects(&out.members["b"].active));
     // The default `sticky` assignor never places warm-ups, whatever the budget (Kafka 4.4).
-    let plain = StickyTaskAssignor { warmups: false }.assign(&g, &t).unwrap();
+    let plain = StickyTaskAssignor { warmups: false }
+        .assign(&g, &t)
+        .unwrap();
     assert_eq!(plain.members["b"].active.len(), 2);
     assert!(plain.members.values().all(|m| m.warmup.is_empty()));
     // Kafka 4.4 behaviour with no budget: moves directly.
