@@ -368,6 +368,7 @@ const Compare = {
 
 function showTab(tab) {
   S.tab = tab;
+  document.body.classList.toggle('tab-live', tab === 'live');
   for (const b of document.querySelectorAll('.tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
   $('view-sim').hidden = tab !== 'sim';
   $('view-compare').hidden = tab !== 'compare';

@@ -2,7 +2,7 @@
 // Each component keeps its DOM and only touches what changed.
 
 export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-export const short = (id) => (id && id.length > 10 ? id.slice(0, 8) + '…' : id ?? '');
+export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
 export const fmtT = (ms) => (ms == null ? '–' : ms < 60000 ? `${(ms / 1000).toFixed(ms % 1000 ? 2 : 0)}s` : `${Math.floor(ms / 60000)}m${((ms % 60000) / 1000).toFixed(1).padStart(4, '0')}s`);
 
 const PALETTE = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#65a30d', '#c026d3', '#0d9488', '#ea580c', '#4f46e5'];
@@ -162,7 +162,7 @@ export class MemberCards {
     c.style.setProperty('--mc', memberColor(m.member_id, order));
     c.innerHTML = `
       <div class="card-top">
-        <svg class="session" width="34" height="34" data-term="session"><circle cx="17" cy="17" r="${ARC_R}" class="arc-bg"/>
+        <svg class="session" width="34" height="34" data-term="session"${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms ? ' style="display:none"' : ''}><circle cx="17" cy="17" r="${ARC_R}" class="arc-bg"/>
           <circle cx="17" cy="17" r="${ARC_R}" class="arc" stroke-dasharray="${ARC_C.toFixed(2)}" transform="rotate(-90 17 17)"/>
           <text x="17" y="21" text-anchor="middle" class="arc-label"></text></svg>
         <div class="who"><b title="${esc(m.member_id)}">${esc(short(m.member_id))}</b> ${status}
