@@ -131,7 +131,7 @@ function render() {
 /** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
 function renderMarks(max, now) {
   const acts = S.driver.actions;
-  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / Math.max(1, max / 200))}`;
+  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / 250)}`;
   if (key === S.marksKey) return;
   S.marksKey = key;
   $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');

@@ -85,7 +85,7 @@ export class EpochChart {
     for (let v = ymin; v <= ymax; v += stepY) ticksY.push(`<text x="${L - 4}" y="${y(v) + 4}" text-anchor="end">${v}</text><line x1="${L}" x2="${w - R}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`);
     const ticksX = [];
     const stepX = niceStep(tmax / 6);
-    for (let t = 0; t <= tmax; t += stepX) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="middle">${fmtT(t)}</text>`);
+    for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
     const n = this.members.size, spread = Math.min(6, (h - T - B) / ymax / 3);
     const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(id, order)}"><title>member ${esc(id)}</title></path>`).join('');
     this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${ticksY.join('')}${ticksX.join('')}
