@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --test server_wire --test server_log --test server_streams --test server_crash --test server_http
+cargo test --test server_wire --test server_log --test server_streams --test server_crash --test server_http --test server_cli
 cargo test --lib config_keys
 
 VENV=.venv

@@ -114,19 +114,26 @@ fn build_options(a: &ServeArgs) -> Result<ServeOptions, String> {
     Ok(o)
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called (before the
+/// server announces itself), not when the future is first polled.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -149,6 +156,7 @@ fn main() -> ExitCode {
                 Err(e) => return config_error(e),
             };
             rt.block_on(async move {
+                let signal = shutdown_signal();
                 let mut handle = match server::start(opts).await {
                     Ok(h) => {
                         // Machine-readable start line (tests and scripts read the bound port).
@@ -164,7 +172,7 @@ fn main() -> ExitCode {
                     }
                 };
                 tokio::select! {
-                    _ = shutdown_signal() => {
+                    _ = signal => {
                         tracing::info!("shutdown signal received; flushing the log");
                         handle.shutdown().await;
                         ExitCode::SUCCESS

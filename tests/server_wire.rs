@@ -440,3 +440,29 @@ async fn topics_survive_restart() {
     assert_eq!(got, vec![("a".into(), 2), ("b".into(), 5)]);
     srv.shutdown().await;
 }
+
+#[tokio::test]
+async fn max_connections_and_idle_timeout() {
+    let dir = temp_dir("limits");
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.server.max_connections = 2;
+    o.server.connections_max_idle_ms = 300;
+    let srv = start(o).await.unwrap();
+    let mut a = Client::connect(srv.addr).await.unwrap();
+    let _b = TcpStream::connect(srv.addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The third connection is closed at once.
+    let mut c = TcpStream::connect(srv.addr).await.unwrap();
+    assert!(closed(&mut c).await, "over max.connections");
+    // `a` keeps working while it is active.
+    let r: ApiVersionsResponse = a.call(3, &ApiVersionsRequest::default()).await.unwrap();
+    assert_eq!(r.error_code, 0);
+    // Idle connections are closed after connections.max.idle.ms.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(a.read_frame().await.is_err(), "idle connection closed");
+    // Slots are free again.
+    let mut d = Client::connect(srv.addr).await.unwrap();
+    let r: ApiVersionsResponse = d.call(3, &ApiVersionsRequest::default()).await.unwrap();
+    assert_eq!(r.error_code, 0);
+    srv.shutdown().await;
+}

@@ -29,18 +29,22 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
                     let mut failures = Vec::new();
                     let mut max_conv = 0;
                     let mut bound = 0;
+                    let mut tally = std::collections::BTreeMap::<String, u64>::new();
                     let mut seed = start + k;
                     while seed < start + count {
                         match run_seed(seed) {
                             Ok(r) => {
                                 max_conv = max_conv.max(r.converged_after_ms);
                                 bound = r.bound_ms;
+                                for (k, v) in r.tally {
+                                    *tally.entry(k).or_default() += v;
+                                }
                             }
                             Err(f) => failures.push(f),
                         }
                         seed += threads;
                     }
-                    (failures, max_conv, bound)
+                    (failures, max_conv, bound, tally)
                 })
             })
             .collect();
@@ -52,7 +56,11 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
     let mut failures = Vec::new();
     let mut max_conv = 0;
     let mut bound = 0;
-    for (f, m, b) in results {
+    let mut tally = std::collections::BTreeMap::<String, u64>::new();
+    for (f, m, b, t) in results {
+        for (k, v) in t {
+            *tally.entry(k).or_default() += v;
+        }
         failures.extend(f);
         max_conv = max_conv.max(m);
         bound = bound.max(b);
@@ -63,6 +71,7 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
         t0.elapsed(),
         failures.len()
     );
+    eprintln!("tally: {tally:?}");
     if !failures.is_empty() {
         failures.sort_by_key(|f| f.seed);
         for f in failures.iter().take(10) {
@@ -97,6 +106,25 @@ fn seed_repro() {
                 serde_json::to_string(&groupcoord::sim::random::random_scenario(seed)).unwrap()
             );
             eprintln!("actions: {}", serde_json::to_string(&f.actions).unwrap());
+            let spec = groupcoord::sim::random::random_scenario(seed);
+            if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
+                let snap = sim.snapshot();
+                eprintln!(
+                    "group at failure: {}",
+                    serde_json::to_string_pretty(&snap.group).unwrap()
+                );
+                eprintln!("topics: {:?}", snap.topics);
+                for m in sim.message_log().iter().rev().take(12).rev() {
+                    eprintln!(
+                        "msg {} t={} {} {} -> {}",
+                        m.seq,
+                        m.sent_ms,
+                        m.member_id,
+                        m.fate,
+                        m.error.clone().unwrap_or_default()
+                    );
+                }
+            }
             panic!("{f}");
         }
     }
@@ -171,6 +199,14 @@ fn presets_run_clean_and_end_as_described() {
                     .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
             }
         }
+        if spec.name != "topology-upgrade" {
+            assert!(
+                sim.unexpected_errors().is_empty(),
+                "{}: {:?}",
+                spec.name,
+                sim.unexpected_errors()
+            );
+        }
         assert!(!sim.record_log().is_empty());
         assert!(!sim.message_log().is_empty());
     }
@@ -234,4 +270,66 @@ fn unknown_member_and_bad_config_are_errors() {
 fn repro_command_names_the_seed() {
     assert!(repro_command(42).contains("GROUPCOORD_SEED=42"));
     assert!(repro_command(42).contains("seed_repro"));
+}
+
+/// Spec §3.3/§3.4 B: a static member that leaves with -2 and rejoins under a new member id gets
+/// its tasks back without a rebalance of the others.
+#[test]
+fn static_bounce_gives_the_tasks_back() {
+    let (spec, actions) = presets()
+        .into_iter()
+        .find(|p| p.0.name == "rolling-bounce")
+        .unwrap();
+    let mut sim = Simulation::new(spec).unwrap();
+    sim.step_to(19_000);
+    let before = |sim: &Simulation| {
+        let snap = sim.snapshot();
+        snap.group
+            .members
+            .iter()
+            .filter(|m| m.client_status == "alive")
+            .map(|m| {
+                (
+                    m.instance_id.clone().unwrap(),
+                    (m.owned_active.clone(), m.owned_standby.clone()),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let start = before(&sim);
+    assert_eq!(start.len(), 3);
+    for a in &actions {
+        sim.step_to(a.at_ms);
+        sim.apply(a.action.clone()).unwrap();
+    }
+    sim.step_to(100_000);
+    sim.convergence().unwrap();
+    assert_eq!(before(&sim), start);
+    // Three bounces, three new incarnations, and no group epoch bump for any of them.
+    let snap = sim.snapshot();
+    assert!(
+        snap.group
+            .members
+            .iter()
+            .all(|m| m.member_id.ends_with("-2"))
+    );
+    let epochs: Vec<i32> = sim
+        .record_log()
+        .iter()
+        .filter_map(|r| match &r.record {
+            groupcoord::records::Record::GroupMetadata { value: Some(v), .. } => Some(v.epoch),
+            _ => None,
+        })
+        .collect();
+    let last_before = sim
+        .record_log()
+        .iter()
+        .filter(|r| r.at_ms < 19_000)
+        .filter(|r| matches!(r.record, groupcoord::records::Record::GroupMetadata { .. }))
+        .count();
+    assert_eq!(
+        epochs.len(),
+        last_before,
+        "a static bounce bumped the group epoch: {epochs:?}"
+    );
 }

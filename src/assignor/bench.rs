@@ -133,6 +133,20 @@ impl BenchInput {
         }
     }
 
+    /// The same parameters with `factor` times the tasks (the 10x step).
+    pub fn scaled(&self, factor: usize) -> BenchInput {
+        let mut big = BenchInput::generate(
+            self.members,
+            self.tasks * factor,
+            self.standbys,
+            self.racks,
+            self.seed,
+        );
+        big.acceptable_recovery_lag = self.acceptable_recovery_lag;
+        big.num_warmup_replicas = self.num_warmup_replicas;
+        big
+    }
+
     pub fn topology(&self) -> TopologySpec {
         let mut t = TopologySpec::default();
         for s in &self.subtopologies {
@@ -264,8 +278,10 @@ fn time<R>(budget_ms: f64, mut f: impl FnMut() -> R) -> (Timing, R) {
     let start = Instant::now();
     loop {
         let t = Instant::now();
-        last = f();
+        let r = f();
         samples.push(t.elapsed().as_secs_f64() * 1e3);
+        // The previous result is dropped outside the timed region.
+        last = r;
         let total = start.elapsed().as_secs_f64() * 1e3;
         if samples.len() >= 200 || (samples.len() >= 5 && total >= budget_ms) {
             break;
@@ -372,13 +388,7 @@ pub fn run_input(input: &BenchInput, scale: bool) -> BenchReport {
         .collect::<BTreeSet<_>>()
         .len();
     let scale_10x = scale.then(|| {
-        let big = BenchInput::generate(
-            input.members,
-            input.tasks * 10,
-            input.standbys,
-            input.racks,
-            input.seed,
-        );
+        let big = input.scaled(10);
         let (t, g) = (big.topology(), big.scratch_group());
         let warm = big.owning(&g, &assign_sticky(&g, &t));
         let (timing, _) = time(budget, || assign_sticky(&warm, &t));
@@ -515,7 +525,8 @@ pub fn format_report(r: &BenchReport) -> String {
 }
 
 const USAGE: &str = "usage: groupcoord bench assignor --members M --tasks T --standbys S [--racks R] \
-[--seed N] [--warmups N] [--no-scale] [--write-input FILE] [--input FILE]";
+[--seed N] [--warmups N] [--no-scale] [--write-input FILE.json] [--input FILE.json]\n\
+(--write-input also writes FILE.10x.json, the 10x-tasks input, unless --no-scale)";
 
 /// The CLI entry: `args` are the words after `bench assignor`. Returns the report text (last
 /// line machine-readable) or a usage / I/O error.
@@ -589,11 +600,20 @@ pub fn bench_assignor_cli(args: &[String]) -> Result<String, String> {
         return Err(format!("--members must be at least 1\n{USAGE}"));
     }
     input.num_warmup_replicas = num(&opts, "warmups", Some(input.num_warmup_replicas))?;
+    let scale = !opts.contains_key("no-scale");
     if let Some(path) = opts.get("write-input").cloned().flatten() {
-        let text = serde_json::to_string(&input).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;
+        let write = |path: &str, input: &BenchInput| {
+            let text = serde_json::to_string(input).map_err(|e| e.to_string())?;
+            std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))
+        };
+        write(&path, &input)?;
+        if scale {
+            // FILE.json -> FILE.10x.json, for the Java harness's 10x step.
+            let stem = path.strip_suffix(".json").unwrap_or(&path);
+            write(&format!("{stem}.10x.json"), &input.scaled(10))?;
+        }
     }
-    let report = run_input(&input, !opts.contains_key("no-scale"));
+    let report = run_input(&input, scale);
     Ok(format_report(&report))
 }
 

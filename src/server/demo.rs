@@ -66,14 +66,13 @@ async fn call(
     shared
         .owner
         .send(Job {
-            header,
-            req: Req::Heartbeat(req),
+            items: vec![(header, Req::Heartbeat(req))],
             peer: "127.0.0.1".into(),
             reply: tx,
         })
         .await
         .ok()?;
-    match rx.await.ok()? {
+    match rx.await.ok()?.resps.pop()? {
         Resp::Heartbeat(r) => Some(r),
         _ => None,
     }

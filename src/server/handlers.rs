@@ -145,22 +145,22 @@ impl State {
         entries
     }
 
-    pub fn handle(&mut self, now: Millis, h: &Header, peer: &str, req: Req) -> Handled {
+    pub fn handle(&mut self, now: Millis, h: &Header, peer: &str, req: &Req) -> Handled {
         self.counters.requests += 1;
         let mut entries = Vec::new();
         let v = h.api_version;
         let resp = match req {
             Req::Heartbeat(r) => {
                 self.counters.heartbeats += 1;
-                Resp::Heartbeat(self.heartbeat(now, h, peer, &r, &mut entries))
+                Resp::Heartbeat(self.heartbeat(now, h, peer, r, &mut entries))
             }
             Req::Describe(r) => Resp::Describe(if self.coord.config().streams_enabled {
-                self.coord.streams_group_describe(&r, v)
+                self.coord.streams_group_describe(r, v)
             } else {
                 let mut d = crate::protocol::StreamsGroupDescribeResponse::default();
-                for g in r.group_ids {
+                for g in &r.group_ids {
                     d.groups.push(crate::protocol::DescribedGroup {
-                        group_id: g,
+                        group_id: g.clone(),
                         error_code: ErrorCode::UNSUPPORTED_VERSION.0,
                         ..Default::default()
                     });
@@ -171,29 +171,29 @@ impl State {
                 super::wire::api_versions_response(0, v, self.coord.config().streams_enabled),
             )),
             Req::Kafka(k) => Resp::Kafka(match k {
-                RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, &r)),
+                RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, r)),
                 RequestKind::FindCoordinator(r) => {
-                    ResponseKind::FindCoordinator(find_coordinator(&self.host, self.port, v, &r))
+                    ResponseKind::FindCoordinator(find_coordinator(&self.host, self.port, v, r))
                 }
-                RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(&r)),
+                RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(r)),
                 RequestKind::DescribeGroups(r) => {
-                    ResponseKind::DescribeGroups(self.describe_groups(v, &r))
+                    ResponseKind::DescribeGroups(self.describe_groups(v, r))
                 }
                 RequestKind::DeleteGroups(r) => {
-                    ResponseKind::DeleteGroups(self.delete_groups(now, &r, &mut entries))
+                    ResponseKind::DeleteGroups(self.delete_groups(now, r, &mut entries))
                 }
                 RequestKind::CreateTopics(r) => {
-                    ResponseKind::CreateTopics(self.create_topics(v, &r, &mut entries))
+                    ResponseKind::CreateTopics(self.create_topics(v, r, &mut entries))
                 }
                 RequestKind::DeleteTopics(r) => {
-                    ResponseKind::DeleteTopics(self.delete_topics(v, &r, &mut entries))
+                    ResponseKind::DeleteTopics(self.delete_topics(v, r, &mut entries))
                 }
                 RequestKind::OffsetCommit(r) => {
-                    ResponseKind::OffsetCommit(self.offset_commit(now, v, &r, &mut entries))
+                    ResponseKind::OffsetCommit(self.offset_commit(now, v, r, &mut entries))
                 }
-                RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(self.offset_fetch(v, &r)),
-                RequestKind::ListOffsets(r) => ResponseKind::ListOffsets(self.list_offsets(v, &r)),
-                RequestKind::Fetch(r) => ResponseKind::Fetch(fetch_empty(&r)),
+                RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(self.offset_fetch(v, r)),
+                RequestKind::ListOffsets(r) => ResponseKind::ListOffsets(self.list_offsets(v, r)),
+                RequestKind::Fetch(r) => ResponseKind::Fetch(fetch_empty(r)),
             }),
         };
         Handled { resp, entries }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 
 use serde::Serialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tracing::{debug, error, info, warn};
@@ -90,16 +90,23 @@ impl ServeOptions {
 
 /// A request for the owner task.
 pub struct Job {
-    pub header: Header,
-    pub req: Req,
-    pub peer: String,
-    pub reply: oneshot::Sender<Resp>,
+    /// Requests of one connection, answered together in this order.
+    pub items: Vec<(Header, Req)>,
+    pub peer: Arc<str>,
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// The answer to a [`Job`]: its requests come back too, so that they are dropped (freed) by the
+/// connection task rather than by the owner.
+pub struct Reply {
+    pub items: Vec<(Header, Req)>,
+    pub resps: Vec<Resp>,
 }
 
 /// What the owner hands to the commit thread.
 struct Commit {
     entries: Vec<LogEntry>,
-    replies: Vec<(oneshot::Sender<Resp>, Resp)>,
+    replies: Vec<(oneshot::Sender<Reply>, Reply)>,
 }
 
 /// One group in the live view.
@@ -297,15 +304,30 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
             .map_err(|e| StartError::Other(e.to_string()))?
     };
 
-    let owner = tokio::spawn(owner_loop(
-        state,
-        owner_rx,
-        commit_tx,
-        in_flight,
-        live_tx,
-        shared.clone(),
-        shutdown_rx.clone(),
-    ));
+    // The owner runs on a thread of its own (a current-thread runtime): it never competes with
+    // connection tasks for a worker, and it is the only place the coordinator lives.
+    let owner = {
+        let shared = shared.clone();
+        let shutdown_rx = shutdown_rx.clone();
+        std::thread::Builder::new()
+            .name("groupcoord-owner".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("owner runtime");
+                rt.block_on(owner_loop(
+                    state,
+                    owner_rx,
+                    commit_tx,
+                    in_flight,
+                    live_tx,
+                    shared,
+                    shutdown_rx,
+                ));
+            })
+            .map_err(|e| StartError::Other(e.to_string()))?
+    };
     let acceptor = tokio::spawn(accept_loop(
         listener,
         shared.clone(),
@@ -330,7 +352,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     info!(%addr, http = ?http_addr, data_dir = %opts.data_dir.display(), "groupcoord serving");
     let done = tokio::spawn(async move {
         let _ = acceptor.await;
-        let _ = owner.await;
+        let _ = tokio::task::spawn_blocking(move || owner.join()).await;
         let _ = tokio::task::spawn_blocking(move || commit_thread.join()).await;
         info!("log flushed; server stopped");
     });
@@ -419,7 +441,7 @@ async fn owner_loop(
     let mut seq = 0u64;
     let mut last_publish = Instant::now();
     let publish_every = Duration::from_millis(100);
-    let send = |entries: Vec<LogEntry>, replies: Vec<(oneshot::Sender<Resp>, Resp)>| {
+    let send = |entries: Vec<LogEntry>, replies: Vec<(oneshot::Sender<Reply>, Reply)>| {
         if entries.is_empty() && in_flight.load(Relaxed) == 0 {
             for (tx, r) in replies {
                 let _ = tx.send(r);
@@ -451,9 +473,13 @@ async fn owner_loop(
                 let mut entries = Vec::new();
                 let mut replies = Vec::with_capacity(n);
                 for job in jobs.drain(..) {
-                    let h = state.handle(now, &job.header, &job.peer, job.req);
-                    entries.extend(h.entries);
-                    replies.push((job.reply, h.resp));
+                    let mut resps = Vec::with_capacity(job.items.len());
+                    for (header, req) in &job.items {
+                        let h = state.handle(now, header, &job.peer, req);
+                        entries.extend(h.entries);
+                        resps.push(h.resp);
+                    }
+                    replies.push((job.reply, Reply { items: job.items, resps }));
                 }
                 let hb = std::mem::take(&mut state.counters.heartbeats);
                 let rq = std::mem::take(&mut state.counters.requests);
@@ -543,7 +569,7 @@ async fn accept_loop(
 /// A response slot in a connection's ordered queue.
 enum Slot {
     Ready(Bytes),
-    Wait(Header, oneshot::Receiver<Resp>),
+    Wait(oneshot::Receiver<Reply>),
     Delayed(Duration, Bytes),
 }
 
@@ -554,7 +580,8 @@ async fn connection(
     opts: &ServeOptions,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let (mut rd, wr) = stream.into_split();
+    let (rd, wr) = stream.into_split();
+    let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
     let (slot_tx, mut slot_rx) = mpsc::channel::<Slot>(opts.max_inflight_per_connection.max(1));
     let writer = tokio::spawn(async move {
         let mut w = BufWriter::with_capacity(64 * 1024, wr);
@@ -566,25 +593,31 @@ async fn connection(
                     tokio::time::sleep(d).await;
                     b
                 }
-                Slot::Wait(h, rx) => {
+                Slot::Wait(rx) => {
                     if slot_rx.is_empty() {
                         // Nothing else queued: push out what we have before waiting.
                         if w.flush().await.is_err() {
                             return;
                         }
                     }
-                    let Ok(resp) = rx.await else { return };
-                    match wire::encode_response(&h, &resp) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            error!(
-                                key = h.api_key,
-                                version = h.api_version,
-                                "cannot encode response: {e}"
-                            );
-                            return;
+                    let Ok(reply) = rx.await else { return };
+                    let mut out = bytes::BytesMut::with_capacity(reply.resps.len() * 128);
+                    for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
+                        match wire::encode_response_into(h, resp, &mut out) {
+                            Ok(()) => {}
+                            Err(e) => {
+                                error!(
+                                    key = h.api_key,
+                                    version = h.api_version,
+                                    "cannot encode response: {e}"
+                                );
+                                let _ = w.write_all(&out).await;
+                                let _ = w.flush().await;
+                                return;
+                            }
                         }
                     }
+                    out.freeze()
                 }
             };
             if w.write_all(&bytes).await.is_err() {
@@ -598,8 +631,11 @@ async fn connection(
     });
     let max = opts.server.socket_request_max_bytes.max(0) as usize;
     let idle = Duration::from_millis(opts.server.connections_max_idle_ms.max(1) as u64);
-    let peer_ip = peer.ip().to_string();
-    loop {
+    let peer_ip: Arc<str> = Arc::from(peer.ip().to_string());
+    let mut batch: Vec<(Header, Req)> = Vec::new();
+    'conn: loop {
+        // Wait for the next frame (idle timeout applies), then take every complete frame already
+        // buffered: requests for the owner go as one batch.
         let mut len = [0u8; 4];
         let r = tokio::select! {
             r = tokio::time::timeout(idle, rd.read_exact(&mut len)) => r,
@@ -613,81 +649,122 @@ async fn connection(
             Ok(Err(_)) => break, // EOF or reset
             Ok(Ok(_)) => {}
         }
-        let n = i32::from_be_bytes(len);
-        if n < 0 || n as usize > max {
-            warn!(%peer, size = n, max, "request frame size invalid or larger than socket.request.max.bytes; closing connection");
-            shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
+        loop {
+            let n = i32::from_be_bytes(len);
+            if n < 0 || n as usize > max {
+                warn!(%peer, size = n, max, "request frame size invalid or larger than socket.request.max.bytes; closing connection");
+                shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
+                break 'conn;
+            }
+            let mut frame = vec![0u8; n as usize];
+            match tokio::time::timeout(idle, rd.read_exact(&mut frame)).await {
+                Ok(Ok(_)) => {}
+                _ => {
+                    debug!(%peer, "connection closed mid-frame");
+                    break 'conn;
+                }
+            }
+            let local = match wire::decode_frame(Bytes::from(frame), shared.streams_enabled) {
+                Decoded::Close(reason) => {
+                    warn!(%peer, "closing connection: {reason}");
+                    shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
+                    break 'conn;
+                }
+                Decoded::ApiVersionsUnsupported(h) => Some(Slot::Ready(
+                    wire::api_versions_unsupported_frame(h.correlation_id, shared.streams_enabled),
+                )),
+                Decoded::Request(h, Req::ApiVersions(_)) => {
+                    let r = wire::api_versions_response(0, h.api_version, shared.streams_enabled);
+                    match wire::encode_response(&h, &Resp::Kafka(ResponseKind::ApiVersions(r))) {
+                        Ok(b) => Some(Slot::Ready(b)),
+                        Err(e) => {
+                            error!("ApiVersions encode: {e}");
+                            break 'conn;
+                        }
+                    }
+                }
+                Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r))) => {
+                    let resp =
+                        handlers::find_coordinator(&shared.host, shared.port, h.api_version, &r);
+                    match wire::encode_response(
+                        &h,
+                        &Resp::Kafka(ResponseKind::FindCoordinator(resp)),
+                    ) {
+                        Ok(b) => Some(Slot::Ready(b)),
+                        Err(e) => {
+                            error!("FindCoordinator encode: {e}");
+                            break 'conn;
+                        }
+                    }
+                }
+                Decoded::Request(h, Req::Kafka(RequestKind::Fetch(r))) => {
+                    // No data ever: hold the answer for max_wait_ms (capped) like a broker would.
+                    let wait = Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
+                    match wire::encode_response(
+                        &h,
+                        &Resp::Kafka(ResponseKind::Fetch(handlers::fetch_empty(&r))),
+                    ) {
+                        Ok(b) => Some(Slot::Delayed(wait, b)),
+                        Err(e) => {
+                            error!("Fetch encode: {e}");
+                            break 'conn;
+                        }
+                    }
+                }
+                Decoded::Request(h, req) => {
+                    batch.push((h, req));
+                    None
+                }
+            };
+            if let Some(slot) = local {
+                // Keep the order: what is batched for the owner goes first.
+                if !batch.is_empty() && !submit(&shared, &peer_ip, &mut batch, &slot_tx).await {
+                    break 'conn;
+                }
+                if slot_tx.send(slot).await.is_err() {
+                    break 'conn;
+                }
+            }
+            // Another complete frame already buffered?
+            let buf = rd.buffer();
+            if buf.len() >= 4 {
+                let n = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                if n >= 0 && buf.len() >= 4 + n as usize && batch.len() < 512 {
+                    len.copy_from_slice(&buf[..4]);
+                    rd.consume(4);
+                    continue;
+                }
+            }
             break;
         }
-        let mut frame = vec![0u8; n as usize];
-        match tokio::time::timeout(idle, rd.read_exact(&mut frame)).await {
-            Ok(Ok(_)) => {}
-            _ => {
-                debug!(%peer, "connection closed mid-frame");
-                break;
-            }
-        }
-        let slot = match wire::decode_frame(Bytes::from(frame), shared.streams_enabled) {
-            Decoded::Close(reason) => {
-                warn!(%peer, "closing connection: {reason}");
-                shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
-                break;
-            }
-            Decoded::ApiVersionsUnsupported(h) => Slot::Ready(
-                wire::api_versions_unsupported_frame(h.correlation_id, shared.streams_enabled),
-            ),
-            Decoded::Request(h, Req::ApiVersions(_)) => {
-                let r = wire::api_versions_response(0, h.api_version, shared.streams_enabled);
-                match wire::encode_response(&h, &Resp::Kafka(ResponseKind::ApiVersions(r))) {
-                    Ok(b) => Slot::Ready(b),
-                    Err(e) => {
-                        error!("ApiVersions encode: {e}");
-                        break;
-                    }
-                }
-            }
-            Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r))) => {
-                let resp = handlers::find_coordinator(&shared.host, shared.port, h.api_version, &r);
-                match wire::encode_response(&h, &Resp::Kafka(ResponseKind::FindCoordinator(resp))) {
-                    Ok(b) => Slot::Ready(b),
-                    Err(e) => {
-                        error!("FindCoordinator encode: {e}");
-                        break;
-                    }
-                }
-            }
-            Decoded::Request(h, Req::Kafka(RequestKind::Fetch(r))) => {
-                // No data ever: hold the answer for max_wait_ms (capped) like a broker would.
-                let wait = Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
-                match wire::encode_response(
-                    &h,
-                    &Resp::Kafka(ResponseKind::Fetch(handlers::fetch_empty(&r))),
-                ) {
-                    Ok(b) => Slot::Delayed(wait, b),
-                    Err(e) => {
-                        error!("Fetch encode: {e}");
-                        break;
-                    }
-                }
-            }
-            Decoded::Request(h, req) => {
-                let (tx, rx) = oneshot::channel();
-                let job = Job {
-                    header: h.clone(),
-                    req,
-                    peer: peer_ip.clone(),
-                    reply: tx,
-                };
-                if shared.owner.send(job).await.is_err() {
-                    break;
-                }
-                Slot::Wait(h, rx)
-            }
-        };
-        if slot_tx.send(slot).await.is_err() {
+        if !batch.is_empty() && !submit(&shared, &peer_ip, &mut batch, &slot_tx).await {
             break;
         }
     }
     drop(slot_tx);
     let _ = writer.await;
+}
+
+/// Send a connection's batch to the owner and queue its response slot.
+async fn submit(
+    shared: &Shared,
+    peer: &Arc<str>,
+    batch: &mut Vec<(Header, Req)>,
+    slot_tx: &mpsc::Sender<Slot>,
+) -> bool {
+    let items = std::mem::take(batch);
+    let (tx, rx) = oneshot::channel();
+    if shared
+        .owner
+        .send(Job {
+            items,
+            peer: peer.clone(),
+            reply: tx,
+        })
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    slot_tx.send(Slot::Wait(rx)).await.is_ok()
 }

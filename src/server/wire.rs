@@ -285,19 +285,34 @@ pub fn decode_frame(frame: Bytes, streams_enabled: bool) -> Decoded {
 /// Encode a response frame, length prefix included.
 pub fn encode_response(h: &Header, resp: &Resp) -> Result<Bytes, String> {
     let mut buf = BytesMut::with_capacity(128);
+    encode_response_into(h, resp, &mut buf)?;
+    Ok(buf.freeze())
+}
+
+/// Append a response frame (length prefix included) to `buf`.
+pub fn encode_response_into(h: &Header, resp: &Resp, buf: &mut BytesMut) -> Result<(), String> {
+    let start = buf.len();
     buf.put_u32(0);
     buf.put_i32(h.correlation_id);
     if response_header_version(h.api_key, h.api_version) >= 1 {
         buf.put_u8(0);
     }
-    match resp {
-        Resp::Kafka(r) => r.encode(&mut buf, h.api_version)?,
-        Resp::Heartbeat(r) => buf.put_slice(&codec88::encode_heartbeat_response(r, h.api_version)?),
-        Resp::Describe(r) => buf.put_slice(&codec88::encode_describe_response(r, h.api_version)?),
+    let r = match resp {
+        Resp::Kafka(r) => r.encode(buf, h.api_version),
+        Resp::Heartbeat(r) => {
+            codec88::encode_heartbeat_response(r, h.api_version).map(|b| buf.put_slice(&b))
+        }
+        Resp::Describe(r) => {
+            codec88::encode_describe_response(r, h.api_version).map(|b| buf.put_slice(&b))
+        }
+    };
+    if let Err(e) = r {
+        buf.truncate(start);
+        return Err(e);
     }
-    let len = (buf.len() - 4) as u32;
-    buf[0..4].copy_from_slice(&len.to_be_bytes());
-    Ok(buf.freeze())
+    let len = (buf.len() - start - 4) as u32;
+    buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
 }
 
 /// The ApiVersions response (`error` 0 or 35).

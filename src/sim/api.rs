@@ -114,6 +114,11 @@ pub enum Action {
     RestartMember {
         member: String,
     },
+    /// Every heartbeat leg (request or response) is lost with this probability (0-100 %,
+    /// drawn from the seeded RNG) until set back to 0.
+    SetMessageLoss {
+        percent: u32,
+    },
 }
 
 /// An action with the simulated time at which it was applied (permalinks, step back).

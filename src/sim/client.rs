@@ -79,6 +79,8 @@ pub(crate) enum Reaction {
     LeaveAndStop,
     /// Nothing more (stopped).
     Stop,
+    /// Static member resync: leave with -2, then rejoin with epoch 0.
+    ResyncStatic,
 }
 
 /// Display form of a task set: `"sub_partition"` strings, sorted.
@@ -356,6 +358,11 @@ impl SimMember {
                 // does not resend them (spec §3.11), so the client resynchronises by rejoining.
                 self.resyncs += 1;
                 self.drop_all_and_rejoin();
+                if self.instance_id.is_some() {
+                    // A static member rejoining without a -2 leave would get
+                    // UNRELEASED_INSTANCE_ID until its session times out.
+                    return Reaction::ResyncStatic;
+                }
                 return Reaction::HeartbeatIn(0);
             }
             None => self.in_sync = true,

@@ -57,125 +57,32 @@ fn int32(key: &str, value: &str, min: i64) -> Result<i32, SimError> {
     i32::try_from(v).map_err(|_| bad(key, value, "out of int range"))
 }
 
-fn list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// Build the coordinator config and the client knobs from scenario configs.
+/// Build the coordinator config and the client knobs from scenario configs: `sim.*` keys here,
+/// every other key through [`crate::config_keys::build`] (Kafka broker keys and group overrides,
+/// validated as Kafka does).
 pub fn build_config(
     configs: &BTreeMap<String, String>,
 ) -> Result<(CoordinatorConfig, SimKnobs), SimError> {
-    let mut c = CoordinatorConfig::default();
     let mut k = SimKnobs::default();
+    let mut broker = BTreeMap::new();
     for (key, value) in configs {
         let v = value.as_str();
         match key.as_str() {
-            "group.streams.session.timeout.ms" => c.session_timeout_ms = int32(key, v, 1)?,
-            "group.streams.min.session.timeout.ms" => c.min_session_timeout_ms = int32(key, v, 1)?,
-            "group.streams.max.session.timeout.ms" => c.max_session_timeout_ms = int32(key, v, 1)?,
-            "group.streams.heartbeat.interval.ms" => c.heartbeat_interval_ms = int32(key, v, 1)?,
-            "group.streams.min.heartbeat.interval.ms" => {
-                c.min_heartbeat_interval_ms = int32(key, v, 1)?
-            }
-            "group.streams.max.heartbeat.interval.ms" => {
-                c.max_heartbeat_interval_ms = int32(key, v, 1)?
-            }
-            "group.streams.max.size" => c.max_size = int32(key, v, 1)?,
-            "group.streams.num.standby.replicas" => c.num_standby_replicas = int32(key, v, 0)?,
-            "group.streams.max.standby.replicas" => c.max_standby_replicas = int32(key, v, 0)?,
-            "group.streams.initial.rebalance.delay.ms" => {
-                c.initial_rebalance_delay_ms = int32(key, v, 0)?
-            }
-            "group.streams.assignment.interval.ms" => c.assignment_interval_ms = int32(key, v, 0)?,
-            "group.streams.min.assignment.interval.ms" => {
-                c.min_assignment_interval_ms = int32(key, v, 0)?
-            }
-            "group.streams.max.assignment.interval.ms" => {
-                c.max_assignment_interval_ms = int32(key, v, 0)?
-            }
-            "group.streams.assignors" => {
-                let l = list(v);
-                if l.is_empty() {
-                    return Err(bad(key, v, "must not be empty"));
-                }
-                for a in &l {
-                    if crate::assignor::builtin(a).is_none() {
-                        return Err(bad(key, v, format!("unknown assignor {a}")));
-                    }
-                }
-                c.assignors = l;
-            }
-            "group.streams.rack.aware.assignment.tags" => c.rack_aware_assignment_tags = list(v),
-            "group.streams.assignor.offload.enable" => {
-                c.assignor_offload_enable = match v.trim() {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(bad(key, v, "must be true or false")),
-                }
-            }
-            "group.streams.task.offset.interval.ms" => {
-                c.task_offset_interval_ms = int32(key, v, 1)?
-            }
-            "group.streams.min.task.offset.interval.ms" => {
-                c.min_task_offset_interval_ms = int32(key, v, 1)?
-            }
-            "group.streams.num.warmup.replicas" => c.num_warmup_replicas = int32(key, v, 0)?,
-            "group.streams.max.warmup.replicas" => c.max_warmup_replicas = int32(key, v, 0)?,
-            "group.streams.acceptable.recovery.lag" => c.acceptable_recovery_lag = int(key, v, 0)?,
             "sim.rebalance.timeout.ms" => k.rebalance_timeout_ms = int32(key, v, 1)?,
             "sim.request.timeout.ms" => k.request_timeout_ms = int(key, v, 1)?,
             "sim.retry.backoff.ms" => k.retry_backoff_ms = int(key, v, 0)?,
             "sim.topic.creation.delay.ms" => k.topic_creation_delay_ms = int(key, v, 0)?,
-            _ => return Err(bad(key, v, "unknown config key")),
+            _ if key.starts_with("sim.") => return Err(bad(key, v, "unknown config key")),
+            _ => {
+                broker.insert(key.clone(), value.clone());
+            }
         }
     }
-    // Cross-checks of spec §7.
-    let check = |ok: bool, key: &str, reason: &str| -> Result<(), SimError> {
-        if ok {
-            Ok(())
-        } else {
-            let value = configs.get(key).cloned().unwrap_or_default();
-            Err(bad(key, &value, reason))
-        }
-    };
-    check(
-        c.min_session_timeout_ms <= c.session_timeout_ms
-            && c.session_timeout_ms <= c.max_session_timeout_ms,
-        "group.streams.session.timeout.ms",
-        "must be within [min, max] session timeout",
-    )?;
-    check(
-        c.min_heartbeat_interval_ms <= c.heartbeat_interval_ms
-            && c.heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
-        "group.streams.heartbeat.interval.ms",
-        "must be within [min, max] heartbeat interval",
-    )?;
-    check(
-        c.heartbeat_interval_ms < c.session_timeout_ms,
-        "group.streams.heartbeat.interval.ms",
-        "must be smaller than the session timeout",
-    )?;
-    check(
-        c.num_standby_replicas <= c.max_standby_replicas,
-        "group.streams.num.standby.replicas",
-        "must be <= group.streams.max.standby.replicas",
-    )?;
-    check(
-        c.min_assignment_interval_ms <= c.assignment_interval_ms
-            && c.assignment_interval_ms <= c.max_assignment_interval_ms,
-        "group.streams.assignment.interval.ms",
-        "must be within [min, max] assignment interval",
-    )?;
-    check(
-        c.num_warmup_replicas <= c.max_warmup_replicas,
-        "group.streams.num.warmup.replicas",
-        "must be <= group.streams.max.warmup.replicas",
-    )?;
-    Ok((c, k))
+    let parsed = crate::config_keys::build(&broker).map_err(|e| {
+        let value = configs.get(&e.key).cloned().unwrap_or_default();
+        bad(&e.key, &value, e.message)
+    })?;
+    Ok((parsed.coordinator, k))
 }
 
 #[cfg(test)]

@@ -91,6 +91,8 @@ pub struct Simulation {
     /// Compare the live coordinator against a replay of the record log after every step.
     replay_check: bool,
     replay_result: Option<(bool, String)>,
+    /// Record count at the last replay check (state only changes through records).
+    replay_checked_records: Option<usize>,
     rng: Pcg64,
     now: i64,
     steps: u64,
@@ -107,6 +109,7 @@ pub struct Simulation {
     view: GroupRecordView,
     timers: BTreeMap<TimerKey, Millis>,
     last_statuses: Vec<String>,
+    loss_percent: u32,
     topology_epoch: i32,
     last_state: String,
     failing: BTreeMap<String, String>,
@@ -162,6 +165,7 @@ impl Simulation {
             shadow,
             replay_check: true,
             replay_result: None,
+            replay_checked_records: None,
             now: 0,
             steps: 0,
             pending_creations: BTreeSet::new(),
@@ -175,6 +179,7 @@ impl Simulation {
             actions: Vec::new(),
             timers: BTreeMap::new(),
             last_statuses: Vec::new(),
+            loss_percent: 0,
             last_state: "Dead".to_string(),
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
@@ -231,13 +236,18 @@ impl Simulation {
                 }
                 let ev = self.queue.remove(&(t, s)).expect("present");
                 self.now = self.now.max(t);
+                // Sending a heartbeat or timing one out changes neither records nor tasks.
+                let quiet = matches!(ev, Ev::Heartbeat { .. } | Ev::RequestTimeout { .. });
                 self.handle(ev);
+                if quiet {
+                    continue;
+                }
             }
             self.after_event();
         }
         self.now = target;
         self.steps += 1;
-        if self.replay_check {
+        if self.replay_check && self.replay_checked_records != Some(self.record_log.len()) {
             self.check_replay();
         }
         std::mem::take(&mut self.out)
@@ -352,6 +362,7 @@ impl Simulation {
 
     /// Compare the live coordinator with one that replayed every record so far.
     pub fn check_replay(&mut self) -> bool {
+        self.replay_checked_records = Some(self.record_log.len());
         let live = self.coord.state_hash();
         let replayed = self.shadow.state_hash();
         let ok = live == replayed;
@@ -409,6 +420,11 @@ impl Simulation {
 
     pub(crate) fn clients(&self) -> impl Iterator<Item = &SimMember> {
         self.members.values()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn clients_mut(&mut self) -> impl Iterator<Item = &mut SimMember> {
+        self.members.values_mut()
     }
 
     pub(crate) fn view(&self) -> &GroupRecordView {
@@ -494,6 +510,11 @@ impl Simulation {
             return lo;
         }
         lo + (self.rng.next_u64() % (hi - lo + 1) as u64) as i64
+    }
+
+    /// Whether a message leg is lost to random loss (draws only when loss is on).
+    fn lost_at_random(&mut self) -> bool {
+        self.loss_percent > 0 && (self.rng.next_u64() % 100) < self.loss_percent as u64
     }
 
     fn jitter(&mut self, max: i64) -> i64 {
@@ -754,7 +775,11 @@ impl Simulation {
         self.msg_seq += 1;
         let seq = self.msg_seq;
         let (hex, decoded, codec_err) = wire::request_roundtrip(&req);
-        let cut = self.members.get(member).is_some_and(|m| m.net_cut);
+        if let Some(e) = &codec_err {
+            self.unexpected_errors
+                .push(format!("t={} {member} request codec: {e}", self.now));
+        }
+        let cut = self.members.get(member).is_some_and(|m| m.net_cut) || self.lost_at_random();
         self.msg_log.push(MessageLogEntry {
             seq,
             sent_ms: self.now,
@@ -882,8 +907,12 @@ impl Simulation {
                 .collect();
         }
         let (hex, decoded, codec_err) = wire::response_roundtrip(&response);
+        if let Some(e) = &codec_err {
+            self.unexpected_errors
+                .push(format!("t={} {member} response codec: {e}", self.now));
+        }
         let now = self.now;
-        let cut = self.members.get(member).is_some_and(|m| m.net_cut);
+        let cut = self.members.get(member).is_some_and(|m| m.net_cut) || self.lost_at_random();
         if let Some(e) = self.log_entry(seq) {
             e.received_ms = now;
             e.response = serde_json::to_value(&response).ok();
@@ -977,8 +1006,31 @@ impl Simulation {
         match reaction {
             Reaction::HeartbeatIn(d) => self.schedule_heartbeat(member, d),
             Reaction::LeaveAndStop => self.leave(member, -1, ClientStatus::Stopped),
+            Reaction::ResyncStatic => {
+                // Leave temporarily (-2) and rejoin once the leave has surely arrived: the
+                // coordinator hands the member its assignment back (spec §3.4 step B).
+                self.send_temporary_leave(member);
+                let delay = self.spec.latency_ms.1 + 1;
+                self.schedule_heartbeat(member, delay);
+            }
             Reaction::Stop => {}
         }
+    }
+
+    /// A static member's leave with epoch -2 that keeps it running (resync).
+    fn send_temporary_leave(&mut self, member: &str) {
+        let group_id = self.spec.group_id.clone();
+        let Some(m) = self.members.get(member) else {
+            return;
+        };
+        let req = StreamsGroupHeartbeatRequest {
+            group_id,
+            member_id: m.member_id.clone(),
+            member_epoch: -2,
+            instance_id: m.instance_id.clone(),
+            ..Default::default()
+        };
+        self.transmit(member, req, true);
     }
 
     /// The member drops its tasks, sends a leave heartbeat with `epoch` and takes `status`.
@@ -1168,6 +1220,14 @@ impl Simulation {
                 m.net_cut = false;
             }
             Action::RestartCoordinator => self.restart_coordinator()?,
+            Action::SetMessageLoss { percent } => {
+                if percent > 100 {
+                    return Err(SimError::InvalidAction(format!(
+                        "message loss must be 0-100 %, got {percent}"
+                    )));
+                }
+                self.loss_percent = percent;
+            }
             Action::BumpTopologyEpoch => {
                 self.topology_epoch += 1;
                 let stagger = self
@@ -1286,6 +1346,7 @@ impl Simulation {
         let timers = c.on_loaded(Millis(self.now));
         self.coord = c;
         self.coord_incarnation += 1;
+        self.replay_checked_records = None;
         self.timers.clear();
         self.apply_timer_changes(timers);
         // In-flight heartbeats are lost: their clients time out and retry.

@@ -1,17 +1,22 @@
 //! Safety invariants checked after every simulation event. The names show in the explorer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::records::MemberState;
-use crate::types::{TaskId, TaskSet};
+use crate::types::TaskSet;
 
 use super::api::InvariantResult;
 use super::engine::Simulation;
 
 /// No active task is owned by two running clients at once (client side).
 pub const ACTIVE_TASK_SINGLE_OWNER: &str = "active-task-single-owner";
+/// Coordinator side: no active task is assigned to, or pending revocation from, two members at
+/// once (spec §4.2: an active task is granted only once every previous owner released it).
+pub const ASSIGNED_ACTIVE_SINGLE_OWNER: &str = "assigned-active-single-owner";
 /// Every member's epoch is at most the group epoch (coordinator side).
 pub const MEMBER_EPOCH_LE_GROUP_EPOCH: &str = "member-epoch-le-group-epoch";
+/// Group and assignment epochs never go down while the group exists (records in order).
+pub const EPOCHS_MONOTONIC: &str = "epochs-monotonic";
 /// The target assignment epoch is at most the group epoch.
 pub const ASSIGNMENT_EPOCH_LE_GROUP_EPOCH: &str = "assignment-epoch-le-group-epoch";
 /// In a Stable group every member is assigned exactly its target, and every client that is in
@@ -26,8 +31,10 @@ pub const STANDBY_NOT_WITH_ACTIVE: &str = "standby-not-with-active";
 /// Every invariant name, in display order.
 pub const ALL: &[&str] = &[
     ACTIVE_TASK_SINGLE_OWNER,
+    ASSIGNED_ACTIVE_SINGLE_OWNER,
     MEMBER_EPOCH_LE_GROUP_EPOCH,
     ASSIGNMENT_EPOCH_LE_GROUP_EPOCH,
+    EPOCHS_MONOTONIC,
     STABLE_GROUP_MEMBERS_OWN_TARGET,
     STANDBY_NOT_WITH_ACTIVE,
     REPLAY_EQUALS_LIVE,
@@ -51,14 +58,14 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     let mut out = Vec::with_capacity(ALL.len());
 
     // active-task-single-owner
-    let mut owners: BTreeMap<TaskId, &str> = BTreeMap::new();
+    let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
     let mut problems = Vec::new();
     for m in sim.clients().filter(|m| m.is_alive()) {
-        for t in m.owned.active.iter() {
-            if let Some(other) = owners.get(&t) {
-                problems.push(format!("{t} active on {other} and {}", m.member_id));
-            } else {
-                owners.insert(t, &m.member_id);
+        for (sub, parts) in m.owned.active.subtopologies() {
+            for p in parts {
+                if let Some(other) = owners.insert((sub, *p), &m.member_id) {
+                    problems.push(format!("{sub}_{p} active on {other} and {}", m.member_id));
+                }
             }
         }
     }
@@ -66,6 +73,32 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
         ACTIVE_TASK_SINGLE_OWNER,
         problems,
         format!("{} active tasks, one owner each", owners.len()),
+    ));
+
+    // assigned-active-single-owner
+    let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (id, m) in view.live_members() {
+        let Some(c) = &m.current else { continue };
+        let both = c
+            .assigned
+            .active
+            .iter()
+            .chain(c.pending_revocation.active.iter());
+        for (sub, p, _) in both {
+            if let Some(other) = owners.insert((sub, p), id)
+                && other != id
+            {
+                problems.push(format!(
+                    "{sub}_{p} assigned to or revoking from {other} and {id}"
+                ));
+            }
+        }
+    }
+    out.push(result(
+        ASSIGNED_ACTIVE_SINGLE_OWNER,
+        problems,
+        format!("{} active tasks assigned, one owner each", owners.len()),
     ));
 
     // member-epoch-le-group-epoch
@@ -102,6 +135,13 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
             "assignment epoch {}, group epoch {}",
             view.assignment_epoch, view.group_epoch
         ),
+    ));
+
+    // epochs-monotonic
+    out.push(result(
+        EPOCHS_MONOTONIC,
+        view.epoch_regressions.clone(),
+        "no epoch went down".to_string(),
     ));
 
     // stable-group-members-own-target
@@ -147,36 +187,39 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
 
     // standby-not-with-active
     let mut problems = Vec::new();
-    let mut by_process: BTreeMap<&str, (TaskSet, TaskSet)> = BTreeMap::new();
+    type Roles<'a> = (BTreeSet<(&'a str, i32)>, Vec<(&'a str, i32)>);
+    let mut by_process: BTreeMap<&str, Roles<'_>> = BTreeMap::new();
     for m in sim.clients().filter(|m| m.is_alive()) {
         let e = by_process.entry(m.process_id.as_str()).or_default();
-        e.0 = e.0.union(&m.owned.active);
-        e.1 = e.1.union(&m.owned.standby).union(&m.owned.warmup);
+        collect(&m.owned.active, |t| {
+            e.0.insert(t);
+        });
+        collect(&m.owned.standby, |t| e.1.push(t));
+        collect(&m.owned.warmup, |t| e.1.push(t));
     }
     for (p, (a, s)) in &by_process {
-        let both = a.intersection(s);
-        if !both.is_empty() {
+        for (sub, part) in s.iter().filter(|t| a.contains(t)) {
             problems.push(format!(
-                "process {p} runs {:?} as active and standby",
-                names(&both)
+                "process {p} runs {sub}_{part} as active and standby"
             ));
         }
     }
-    let mut targets: BTreeMap<&str, (TaskSet, TaskSet)> = BTreeMap::new();
+    let mut targets: BTreeMap<&str, Roles<'_>> = BTreeMap::new();
     for (id, m) in view.live_members() {
         let (Some(md), Some(t)) = (&m.metadata, view.targets.get(id)) else {
             continue;
         };
         let e = targets.entry(md.process_id.as_str()).or_default();
-        e.0 = e.0.union(&t.active);
-        e.1 = e.1.union(&t.standby).union(&t.warmup);
+        collect(&t.active, |t| {
+            e.0.insert(t);
+        });
+        collect(&t.standby, |t| e.1.push(t));
+        collect(&t.warmup, |t| e.1.push(t));
     }
     for (p, (a, s)) in &targets {
-        let both = a.intersection(s);
-        if !both.is_empty() {
+        for (sub, part) in s.iter().filter(|t| a.contains(t)) {
             problems.push(format!(
-                "target gives process {p} {:?} as active and standby",
-                names(&both)
+                "target gives process {p} {sub}_{part} as active and standby"
             ));
         }
     }
@@ -184,6 +227,65 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     out
 }
 
+fn collect<'a>(t: &'a TaskSet, mut f: impl FnMut((&'a str, i32))) {
+    for (sub, parts) in t.subtopologies() {
+        for p in parts {
+            f((sub, *p));
+        }
+    }
+}
+
 fn names(t: &TaskSet) -> Vec<String> {
     t.iter().map(|t| t.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::presets;
+
+    fn failing(sim: &Simulation) -> Vec<String> {
+        check(sim)
+            .into_iter()
+            .filter(|r| !r.ok)
+            .map(|r| r.name)
+            .collect()
+    }
+
+    #[test]
+    fn invariants_hold_on_a_preset_and_catch_a_double_owner() {
+        let (spec, _) = presets()
+            .into_iter()
+            .find(|p| p.0.name == "crash-standby-failover")
+            .unwrap();
+        let mut sim = Simulation::new(spec).unwrap();
+        sim.step(20_000);
+        assert!(failing(&sim).is_empty(), "{:?}", check(&sim));
+        // Make the second client also run the first client's active tasks.
+        let first = sim.clients().next().unwrap().owned.active.clone();
+        assert!(!first.is_empty());
+        let second = sim.clients_mut().nth(1).unwrap();
+        second.owned.active = second.owned.active.union(&first);
+        let f = failing(&sim);
+        assert!(f.contains(&ACTIVE_TASK_SINGLE_OWNER.to_string()), "{f:?}");
+        // The group is Stable and that client is in sync: it no longer runs its target.
+        assert!(
+            f.contains(&STABLE_GROUP_MEMBERS_OWN_TARGET.to_string()),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn standby_with_active_on_one_process_is_caught() {
+        let (spec, _) = presets()
+            .into_iter()
+            .find(|p| p.0.name == "crash-standby-failover")
+            .unwrap();
+        let mut sim = Simulation::new(spec).unwrap();
+        sim.step(20_000);
+        let m = sim.clients_mut().next().unwrap();
+        m.owned.standby = m.owned.active.clone();
+        let f = failing(&sim);
+        assert!(f.contains(&STANDBY_NOT_WITH_ACTIVE.to_string()), "{f:?}");
+    }
 }

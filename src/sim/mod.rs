@@ -21,9 +21,19 @@
 //!   min(session timeout, rebalance timeout) measured from the send time of its last answered
 //!   heartbeat drops its tasks and rejoins (before the coordinator can fence it, so a network
 //!   cut never makes two clients run the same active task);
+//! * static members resync with a -2 leave before the rejoin (a plain rejoin would get
+//!   `UNRELEASED_INSTANCE_ID` until the old incarnation's session times out);
 //! * resync: after a lost response, a later successful response without task lists makes the
 //!   client drop its tasks and rejoin, since the lost response may have carried tasks that Kafka
 //!   does not send again (spec §3.11).
+
+//!
+//! Invariants (names as shown in the explorer, see [`invariants`]): `active-task-single-owner`,
+//! `assigned-active-single-owner`, `member-epoch-le-group-epoch`,
+//! `assignment-epoch-le-group-epoch`, `epochs-monotonic`, `stable-group-members-own-target`,
+//! `standby-not-with-active`, `replay-equals-live`.
+//!
+//! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
 
 pub mod api;
 mod client;
@@ -40,7 +50,7 @@ pub use api::*;
 pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
-pub use random::{SeedFailure, SeedReport, run_seed, run_seeds};
+pub use random::{SeedFailure, SeedReport, run_seed, run_seeds, run_seeds_with};
 
 /// Why a simulation could not be built or an action not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]

@@ -41,6 +41,8 @@ pub(crate) struct GroupRecordView {
     /// Members with a metadata record (a member exists from its metadata record on).
     pub members: BTreeMap<String, ViewMember>,
     pub targets: BTreeMap<String, TasksTuple>,
+    /// Group or assignment epochs that went down (never expected while the group lives).
+    pub epoch_regressions: Vec<String>,
 }
 
 impl GroupRecordView {
@@ -55,6 +57,7 @@ impl GroupRecordView {
             topology: None,
             members: BTreeMap::new(),
             targets: BTreeMap::new(),
+            epoch_regressions: Vec::new(),
         }
     }
 
@@ -66,12 +69,20 @@ impl GroupRecordView {
         match record {
             Record::GroupMetadata { value, .. } => match value {
                 Some(v) => {
+                    if self.exists && v.epoch < self.group_epoch {
+                        self.epoch_regressions
+                            .push(format!("group epoch {} -> {}", self.group_epoch, v.epoch));
+                    }
                     self.exists = true;
                     self.group_epoch = v.epoch;
                     self.metadata_hash = v.metadata_hash;
                     self.validated_topology_epoch = v.validated_topology_epoch;
                 }
-                None => *self = GroupRecordView::new(&self.group_id),
+                None => {
+                    let regressions = std::mem::take(&mut self.epoch_regressions);
+                    *self = GroupRecordView::new(&self.group_id);
+                    self.epoch_regressions = regressions;
+                }
             },
             Record::MemberMetadata {
                 member_id, value, ..
@@ -107,7 +118,14 @@ impl GroupRecordView {
                 }
             },
             Record::TargetAssignmentMetadata { value, .. } => {
-                self.assignment_epoch = value.as_ref().map_or(-1, |v| v.assignment_epoch);
+                let epoch = value.as_ref().map_or(-1, |v| v.assignment_epoch);
+                if value.is_some() && epoch < self.assignment_epoch {
+                    self.epoch_regressions.push(format!(
+                        "assignment epoch {} -> {epoch}",
+                        self.assignment_epoch
+                    ));
+                }
+                self.assignment_epoch = epoch;
             }
             Record::Topology { value, .. } => self.topology = value.clone(),
             Record::OffsetCommit { .. } => {}

@@ -1,6 +1,5 @@
-//! Heartbeats go through the wire codec so the message log carries the bytes the explorer shows.
-//! Until the codec of API key 88 lands (`protocol::codec`), the bytes stay empty and the message
-//! is passed through unchanged.
+//! Heartbeats go through the wire codec so the message log carries the bytes the explorer shows,
+//! and the coordinator (and the client) see what the codec decoded.
 
 use crate::protocol::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 
@@ -8,7 +7,6 @@ use crate::protocol::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatRespons
 pub const HEARTBEAT_VERSION: i16 = 1;
 
 /// Lowercase hex of some bytes.
-#[allow(dead_code)] // until the codec of key 88 lands
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
@@ -24,12 +22,24 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn request_roundtrip(
     req: &StreamsGroupHeartbeatRequest,
 ) -> (String, StreamsGroupHeartbeatRequest, Option<String>) {
-    (String::new(), req.clone(), None)
+    match req.encode(HEARTBEAT_VERSION) {
+        Ok(bytes) => match StreamsGroupHeartbeatRequest::decode(&bytes, HEARTBEAT_VERSION) {
+            Ok(decoded) => (hex(&bytes), decoded, None),
+            Err(e) => (hex(&bytes), req.clone(), Some(format!("decode: {e}"))),
+        },
+        Err(e) => (String::new(), req.clone(), Some(format!("encode: {e}"))),
+    }
 }
 
 /// Encode then decode a response, as for [`request_roundtrip`].
 pub fn response_roundtrip(
     resp: &StreamsGroupHeartbeatResponse,
 ) -> (String, StreamsGroupHeartbeatResponse, Option<String>) {
-    (String::new(), resp.clone(), None)
+    match resp.encode(HEARTBEAT_VERSION) {
+        Ok(bytes) => match StreamsGroupHeartbeatResponse::decode(&bytes, HEARTBEAT_VERSION) {
+            Ok(decoded) => (hex(&bytes), decoded, None),
+            Err(e) => (hex(&bytes), resp.clone(), Some(format!("decode: {e}"))),
+        },
+        Err(e) => (String::new(), resp.clone(), Some(format!("encode: {e}"))),
+    }
 }

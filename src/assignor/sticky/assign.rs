@@ -2,12 +2,15 @@
 //! for the rules. Every loop runs over indices in a fixed order, so the result is a function of
 //! the input alone.
 
-use super::loads::Loads;
+use super::loads::{Loads, ProcKey};
 use super::model::{HAS_OFFSET, Holder, Model, NONE, PREV_ACTIVE, PREV_STANDBY, PREV_WARMUP};
 
 /// Upper bound on the standbys inspected by the repair searches of one assignment, so that a
 /// pathological input cannot make them quadratic.
 const REPAIR_BUDGET: usize = 1 << 20;
+
+/// Upper bound on the standbys inspected by one diversity-keeping augmenting search.
+const STRICT_AUGMENT_BUDGET: usize = 256;
 
 /// The computed target, by index.
 pub(crate) struct Outcome {
@@ -154,7 +157,8 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
     // 3. The rest, in (subtopology, partition) order, to the least-loaded member of the
     //    least-loaded process.
     rest.sort_unstable();
-    let mut loads = Loads::new(model, count, vec![0; model.n_procs()], 1);
+    let all_in_one = vec![0; model.n_procs()];
+    let mut loads = Loads::new(model, count, &all_in_one, 1);
     for t in rest {
         let Some(k) = loads.best_in_group(0, |_| false) else {
             break;
@@ -171,7 +175,7 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
 struct Standbys<'m, 'a> {
     model: &'m Model<'a>,
     out: &'m mut Outcome,
-    loads: Loads,
+    loads: Loads<'m>,
     quota: Quota,
     s_eff: usize,
     /// Processes holding each task (active first, then standbys), stride `s_eff + 1`.
@@ -184,6 +188,7 @@ struct Standbys<'m, 'a> {
     order: Vec<u32>,
     budget: usize,
     scores: Vec<u32>,
+    best: Vec<Option<ProcKey>>,
     acceptable_lag: i64,
 }
 
@@ -222,12 +227,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
         }
         out.stride = s_eff;
         out.standby = vec![NONE; n_tasks * s_eff];
-        let loads = Loads::new(
-            model,
-            active_count,
-            model.proc_group.clone(),
-            model.n_groups,
-        );
+        let loads = Loads::new(model, active_count, &model.proc_group, model.n_groups);
         Standbys {
             model,
             out,
@@ -241,6 +241,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
             order,
             budget: REPAIR_BUDGET,
             scores: vec![0; model.n_groups],
+            best: Vec::with_capacity(model.n_groups),
             acceptable_lag,
         }
     }
@@ -340,9 +341,25 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 }
             }
         }
-        // 2. The remaining replicas.
-        for i in 0..self.order.len() {
-            let t = self.order[i];
+        // 2. The remaining replicas, most constrained tasks first: those whose active runs on a
+        //    process with many members have the fewest members left to go to.
+        let mut pending: Vec<u32> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|&t| (self.out.n_standby[t as usize] as usize) < self.s_eff)
+            .collect();
+        let cap_of_owner = |t: u32| {
+            let o = self.out.owner[t as usize];
+            if o == NONE {
+                0
+            } else {
+                model.proc_members[model.member_proc[o as usize] as usize].len()
+            }
+        };
+        // Stable: equal capacities keep (partition, subtopology) order.
+        pending.sort_by_key(|&t| std::cmp::Reverse(cap_of_owner(t)));
+        for t in pending {
             while (self.out.n_standby[t as usize] as usize) < self.s_eff {
                 if !self.place_one(t) {
                     break;
@@ -361,21 +378,29 @@ impl<'m, 'a> Standbys<'m, 'a> {
 
     /// Places one standby of `t`; false if no process can take it.
     fn place_one(&mut self, t: u32) -> bool {
+        let mut best = std::mem::take(&mut self.best);
+        let placed = self.place_one_with(t, &mut best);
+        self.best = best;
+        placed
+    }
+
+    fn place_one_with(&mut self, t: u32, best: &mut Vec<Option<ProcKey>>) -> bool {
         let model = self.model;
         let n_groups = model.n_groups;
-        for g in 0..n_groups {
-            let procs = self.holder_procs(t).to_vec();
-            self.scores[g] = self.score(g as u32, procs.into_iter());
+        if model.n_keys > 0 {
+            for g in 0..n_groups {
+                self.scores[g] = self.score(g as u32, self.holder_procs(t).iter().copied());
+            }
         }
         // Least-loaded eligible process of each group.
-        let mut best: Vec<Option<super::loads::ProcKey>> = Vec::with_capacity(n_groups);
+        best.clear();
         for g in 0..n_groups {
             let stride = self.s_eff + 1;
             let base = t as usize * stride;
             let held = &self.hold[base..base + self.n_hold[t as usize] as usize];
             best.push(self.loads.best_in_group(g, |p| held.contains(&p)));
         }
-        let room = |k: &super::loads::ProcKey| self.quota.has_room(k.min_count);
+        let room = |k: &ProcKey| self.quota.has_room(k.min_count);
         let top_score = (0..n_groups)
             .filter(|&g| best[g].as_ref().is_some_and(room))
             .map(|g| self.scores[g])
@@ -423,7 +448,15 @@ impl<'m, 'a> Standbys<'m, 'a> {
         if self.augment(t, true) || (model.n_keys > 0 && self.augment(t, false)) {
             return true;
         }
-        // Nobody eligible has room: best effort, least loaded first.
+        // Nobody eligible has room (balance is impossible): best effort. The previous standby
+        // holder keeps it if it can (no churn), else the least-loaded eligible member.
+        let prev = model.holders_of(t).iter().find(|h| {
+            h.flags & PREV_STANDBY != 0 && !self.holds(t, model.member_proc[h.member as usize])
+        });
+        if let Some(h) = prev {
+            self.place(t, h.member);
+            return true;
+        }
         match best.iter().flatten().min() {
             Some(k) => {
                 let m = self.loads.min_member(k.proc);
@@ -442,9 +475,25 @@ impl<'m, 'a> Standbys<'m, 'a> {
         if self.budget == 0 {
             return false;
         }
-        let receivers: Vec<u32> = (0..model.n_members() as u32)
-            .filter(|&m| self.has_room(m))
-            .collect();
+        // The diversity-keeping search may fail everywhere; cap it so the plain one still runs.
+        let mut local = if keep_diversity && model.n_keys > 0 {
+            STRICT_AUGMENT_BUDGET
+        } else {
+            usize::MAX
+        };
+        // One receiver per process (which task a process can take does not depend on the
+        // member): its least-loaded member, if that one has room.
+        let mut receivers: Vec<u32> = Vec::new();
+        for members in &model.proc_members {
+            let least = members
+                .iter()
+                .copied()
+                .min_by_key(|&m| (self.loads.count[m as usize], m));
+            if let Some(m) = least.filter(|&m| self.has_room(m)) {
+                receivers.push(m);
+            }
+        }
+        receivers.sort_unstable_by_key(|&m| (self.loads.count[m as usize], m));
         if receivers.is_empty() {
             return false;
         }
@@ -465,10 +514,11 @@ impl<'m, 'a> Standbys<'m, 'a> {
             for &(_, py) in &targets {
                 for &w in &model.proc_members[py as usize] {
                     for i in 0..self.member_standbys[w as usize].len() {
-                        if self.budget == 0 {
+                        if self.budget == 0 || local == 0 {
                             return false;
                         }
                         self.budget -= 1;
+                        local -= 1;
                         let t2 = self.member_standbys[w as usize][i];
                         if t2 == t || self.holds(t2, pv) {
                             continue;
@@ -514,13 +564,13 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 let x = self.out.standby[t as usize * self.s_eff + slot];
                 slot += 1;
                 let px = model.member_proc[x as usize];
-                let others: Vec<u32> = self
-                    .holder_procs(t)
-                    .iter()
-                    .copied()
-                    .filter(|&p| p != px)
-                    .collect();
-                let sx = self.score(model.proc_group[px as usize], others.iter().copied());
+                let others = self.holder_procs(t).iter().copied().filter(|&p| p != px);
+                let sx = self.score(model.proc_group[px as usize], others.clone());
+                if sx as usize == model.n_keys {
+                    // Already as diverse as it gets.
+                    continue;
+                }
+                let others: Vec<u32> = others.collect();
                 let mut better: Vec<(u32, u32)> = (0..model.n_groups as u32)
                     .map(|g| (self.score(g, others.iter().copied()), g))
                     .filter(|&(s, _)| s > sx)

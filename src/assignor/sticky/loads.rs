@@ -3,8 +3,9 @@
 //! "Least loaded" is a total order: a process ranks by the task count of its least-loaded member,
 //! then by its load (tasks / members, compared exactly as fractions), then by process index; a
 //! member inside a process by task count, then member index. Heaps hold stale entries lazily
-//! (counts only grow while a heap is in use): an entry whose key no longer matches is dropped
-//! when it reaches the top.
+//! (counts only grow): an entry whose key no longer matches is dropped when it reaches the top.
+//! The heaps are built on the first query, so runs that only keep previous tasks never pay for
+//! them.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -38,33 +39,34 @@ impl PartialOrd for ProcKey {
     }
 }
 
-pub(crate) struct Loads {
+pub(crate) struct Loads<'m> {
     pub count: Vec<u32>,
     proc_sum: Vec<u32>,
     proc_cap: Vec<u32>,
-    member_proc: Vec<u32>,
+    proc_members: &'m [Vec<u32>],
+    member_proc: &'m [u32],
+    proc_group: &'m [u32],
+    n_groups: usize,
+    /// Empty until the first query.
     member_heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>>,
-    proc_group: Vec<u32>,
     group_heaps: Vec<BinaryHeap<Reverse<ProcKey>>>,
     /// Reused buffer for entries popped while looking past excluded processes.
     popped: Vec<Reverse<ProcKey>>,
 }
 
-impl Loads {
+impl<'m> Loads<'m> {
     /// Counts start at `count`; processes are grouped by `proc_group` (one heap per group).
-    pub fn new(model: &Model<'_>, count: Vec<u32>, proc_group: Vec<u32>, n_groups: usize) -> Loads {
-        let n_procs = model.n_procs();
-        let mut proc_sum = vec![0u32; n_procs];
-        let mut member_heaps = Vec::with_capacity(n_procs);
+    pub fn new(
+        model: &'m Model<'_>,
+        count: Vec<u32>,
+        proc_group: &'m [u32],
+        n_groups: usize,
+    ) -> Self {
+        let mut proc_sum = vec![0u32; model.n_procs()];
         for (p, members) in model.proc_members.iter().enumerate() {
-            let mut h = BinaryHeap::with_capacity(members.len());
-            for &m in members {
-                proc_sum[p] += count[m as usize];
-                h.push(Reverse((count[m as usize], m)));
-            }
-            member_heaps.push(h);
+            proc_sum[p] = members.iter().map(|&m| count[m as usize]).sum();
         }
-        let mut loads = Loads {
+        Loads {
             count,
             proc_sum,
             proc_cap: model
@@ -72,30 +74,56 @@ impl Loads {
                 .iter()
                 .map(|m| m.len().max(1) as u32)
                 .collect(),
-            member_proc: model.member_proc.clone(),
-            member_heaps,
+            proc_members: &model.proc_members,
+            member_proc: &model.member_proc,
             proc_group,
-            group_heaps: (0..n_groups).map(|_| BinaryHeap::new()).collect(),
+            n_groups,
+            member_heaps: Vec::new(),
+            group_heaps: Vec::new(),
             popped: Vec::new(),
-        };
-        for p in 0..n_procs as u32 {
-            let key = loads.key(p);
-            let g = loads.proc_group[p as usize] as usize;
-            loads.group_heaps[g].push(Reverse(key));
         }
-        loads
+    }
+
+    fn heaps_built(&self) -> bool {
+        !self.member_heaps.is_empty()
+    }
+
+    fn build_heaps(&mut self) {
+        if self.heaps_built() {
+            return;
+        }
+        self.member_heaps = self
+            .proc_members
+            .iter()
+            .map(|ms| {
+                ms.iter()
+                    .map(|&m| Reverse((self.count[m as usize], m)))
+                    .collect()
+            })
+            .collect();
+        self.group_heaps = (0..self.n_groups).map(|_| BinaryHeap::new()).collect();
+        for p in 0..self.proc_members.len() as u32 {
+            self.push_proc(p);
+        }
     }
 
     /// The least-loaded member of process `p` (count, then index).
     pub fn min_member(&mut self, p: u32) -> u32 {
+        self.build_heaps();
         let heap = &mut self.member_heaps[p as usize];
-        loop {
-            let Reverse((c, m)) = *heap.peek().expect("every process has a member");
+        while let Some(&Reverse((c, m))) = heap.peek() {
             if self.count[m as usize] == c {
                 return m;
             }
             heap.pop();
         }
+        // Unreachable: every member always has a current entry. Fall back to a scan.
+        let members = &self.proc_members[p as usize];
+        members
+            .iter()
+            .copied()
+            .min_by_key(|&m| (self.count[m as usize], m))
+            .unwrap_or(0)
     }
 
     fn key(&mut self, p: u32) -> ProcKey {
@@ -118,9 +146,11 @@ impl Loads {
         self.count[m as usize] += 1;
         let p = self.member_proc[m as usize];
         self.proc_sum[p as usize] += 1;
-        let c = self.count[m as usize];
-        self.member_heaps[p as usize].push(Reverse((c, m)));
-        self.push_proc(p);
+        if self.heaps_built() {
+            let c = self.count[m as usize];
+            self.member_heaps[p as usize].push(Reverse((c, m)));
+            self.push_proc(p);
+        }
     }
 
     fn push_proc(&mut self, p: u32) {
@@ -135,6 +165,7 @@ impl Loads {
         g: usize,
         mut excluded: impl FnMut(u32) -> bool,
     ) -> Option<ProcKey> {
+        self.build_heaps();
         let mut found = None;
         while let Some(&Reverse(k)) = self.group_heaps[g].peek() {
             if !self.is_current(&k) {
@@ -142,8 +173,9 @@ impl Loads {
                 continue;
             }
             if excluded(k.proc) {
-                let e = self.group_heaps[g].pop().expect("peeked");
-                self.popped.push(e);
+                if let Some(e) = self.group_heaps[g].pop() {
+                    self.popped.push(e);
+                }
                 continue;
             }
             found = Some(k);

@@ -16,7 +16,10 @@
 //!   balanced by capacity too. Among equally loaded members, the one on the less loaded process
 //!   (tasks / members, compared exactly) wins.
 //! * **Stickiness**: previous active owners keep their tasks up to the quota; feeding an
-//!   assignment back in as the members' current tasks changes nothing. The quota's "+1" slots go
+//!   assignment back in as the members' current tasks moves no active task, and no standby
+//!   either when totals were balanced (if the process constraint makes balance impossible, which
+//!   standbys of an overloaded member fit its quota depends on order, so a rerun may move some;
+//!   over the quota, a previous standby holder is still preferred). The quota's "+1" slots go
 //!   to the members that held the most tasks, so after one member joins or leaves the number of
 //!   moved active tasks is the minimum any balanced assignment needs. Previous standbys stay
 //!   while the member has room.
@@ -59,6 +62,32 @@
 //!
 //! Warm-ups trade balance for availability: until they catch up, the keepers run more tasks than
 //! the quota.
+//!
+//! # Differences from Kafka 4.4's `StickyTaskAssignor` (spec §5.3)
+//!
+//! Same three active steps (previous owner, member with state, least-loaded process) and the same
+//! process constraint, with these deliberate changes:
+//!
+//! * Quotas: Kafka recomputes `ceil(remaining / members left)` as members fill up, so which
+//!   members end at the higher count depends on task order, and a join or leave can move more
+//!   than needed. Here the `A mod M` "+1" slots go to the first previous owners that reach the
+//!   floor while keeping tasks, which keeps the maximum possible number of tasks in place.
+//! * Candidates for an orphaned active: Kafka ranks previous standbys, then offset reporters,
+//!   and picks with a "strictly less loaded on both counts" rule. Here: caught-up members first
+//!   (see warm-ups), then previous standby or warm-up holders, then by offset; the first with room
+//!   wins. Kafka 4.4 ignores `warmupTasks`; here they count like standbys (as in Kafka trunk).
+//!   `LATEST_OFFSET` (-2) ranks as the most caught up (Kafka compares it as the number -2).
+//! * Standbys: previous standby holders keep theirs first; the previous active owner and members
+//!   reporting offsets are preferred only for standbys not kept that way (Kafka tries the
+//!   previous active owner first, which can move a previous standby for no gain).
+//! * Balance of totals: new standbys are placed most constrained first (tasks whose active runs
+//!   on a process with more members, which leaves fewer members to go to), and when every
+//!   eligible member is over the quota, another standby is first moved out of the way if that
+//!   keeps every member within one task of the others. Kafka places standbys in task order and
+//!   then on the least-loaded eligible process, over the quota if need be.
+//! * Duplicate active claims: Kafka's last writer (hash-map order) wins; here the smallest
+//!   member id. Heap ties: arbitrary in Kafka; explicit total orders here.
+//! * Rack awareness and warm-ups as described above (Kafka 4.4 has neither).
 //!
 //! # Bad input
 //!

@@ -4,10 +4,10 @@
 //! order and tasks as `subtopology base + partition`, so every later step works on `Vec`s and
 //! every tie broken by index is a tie broken by id. Nothing here iterates a hash map.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasherDefault;
 
 use crate::assignor::{GroupSpec, TopologySpec};
-use crate::types::TaskSet;
 
 /// "No member / no process" in index vectors.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -31,6 +31,40 @@ pub(crate) struct Holder {
     /// Rank of the reported offset: `i64::MAX` for [`LATEST_OFFSET`], the offset if `>= 0`,
     /// `-1` if nothing (or another negative value) was reported.
     pub offset_rank: i64,
+}
+
+/// FNV-1a, for the subtopology-id lookup table (looked up, never iterated).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Subtopology id -> index.
+struct SubIndex<'a>(HashMap<&'a str, u32, BuildHasherDefault<Fnv>>);
+
+impl SubIndex<'_> {
+    fn task(&self, model: &Model<'_>, sub: &str, partition: i32) -> Option<u32> {
+        let s = *self.0.get(sub)? as usize;
+        let base = model.sub_base[s];
+        let len = model.sub_base[s + 1] - base;
+        (partition >= 0 && (partition as u32) < len).then(|| base + partition as u32)
+    }
 }
 
 /// The interned problem.
@@ -82,14 +116,6 @@ impl<'a> Model<'a> {
     pub fn holders_of(&self, t: u32) -> &[Holder] {
         let t = t as usize;
         &self.holders[self.holder_start[t] as usize..self.holder_start[t + 1] as usize]
-    }
-
-    /// Task index of (subtopology, partition), if it is in the topology.
-    pub fn task_index(&self, sub: &str, partition: i32) -> Option<u32> {
-        let s = self.sub_ids.binary_search(&sub).ok()?;
-        let base = self.sub_base[s];
-        let len = self.sub_base[s + 1] - base;
-        (partition >= 0 && (partition as u32) < len).then(|| base + partition as u32)
     }
 
     /// Whether member `m` holds caught-up state for stateful task `t`: it ran the task as active,
@@ -199,29 +225,39 @@ impl<'a> Model<'a> {
             end_offset: vec![i64::MIN; n_tasks as usize],
         };
 
-        // Previous roles and reported offsets, as (task, holder) pairs.
+        // Previous roles and reported offsets, as (task, holder) pairs. Sets and offset maps
+        // iterate sorted by subtopology, so the last subtopology lookup is cached.
         let mut claims: Vec<(u32, Holder)> = Vec::new();
+        let cache = SubIndex(
+            model
+                .sub_ids
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (*s, i as u32))
+                .collect(),
+        );
         for (m, spec) in members.iter().enumerate() {
             let m = m as u32;
-            let add_set = |set: &TaskSet, flag: u8, claims: &mut Vec<(u32, Holder)>| {
+            for (set, flags) in [
+                (&spec.active_tasks, PREV_ACTIVE),
+                (&spec.standby_tasks, PREV_STANDBY),
+                (&spec.warmup_tasks, PREV_WARMUP),
+            ] {
                 for t in set.iter() {
-                    if let Some(t) = model.task_index(&t.subtopology, t.partition) {
+                    if let Some(t) = cache.task(&model, &t.subtopology, t.partition) {
                         claims.push((
                             t,
                             Holder {
                                 member: m,
-                                flags: flag,
+                                flags,
                                 offset_rank: -1,
                             },
                         ));
                     }
                 }
-            };
-            add_set(&spec.active_tasks, PREV_ACTIVE, &mut claims);
-            add_set(&spec.standby_tasks, PREV_STANDBY, &mut claims);
-            add_set(&spec.warmup_tasks, PREV_WARMUP, &mut claims);
+            }
             for (t, off) in &spec.task_offsets {
-                if let Some(t) = model.task_index(&t.subtopology, t.partition) {
+                if let Some(t) = cache.task(&model, &t.subtopology, t.partition) {
                     let offset_rank = match *off {
                         LATEST_OFFSET => i64::MAX,
                         o if o >= 0 => o,
@@ -238,45 +274,69 @@ impl<'a> Model<'a> {
                 }
             }
             for (t, end) in &spec.task_end_offsets {
-                if let Some(t) = model.task_index(&t.subtopology, t.partition) {
+                if let Some(t) = cache.task(&model, &t.subtopology, t.partition) {
                     let e = &mut model.end_offset[t as usize];
                     *e = (*e).max(*end);
                 }
             }
         }
-        // Merge the claims of one member on one task.
-        claims.sort_unstable_by_key(|(t, h)| (*t, h.member));
-        let mut merged: Vec<(u32, Holder)> = Vec::with_capacity(claims.len());
+        // Bucket the claims by task (counting sort), then merge the claims of one member on one
+        // task and rank each bucket by offset (descending), then member.
+        let n = n_tasks as usize;
+        let mut start = vec![0u32; n + 1];
+        for (t, _) in &claims {
+            start[*t as usize + 1] += 1;
+        }
+        for t in 0..n {
+            start[t + 1] += start[t];
+        }
+        let mut fill = start.clone();
+        let mut bucketed = vec![
+            Holder {
+                member: 0,
+                flags: 0,
+                offset_rank: -1
+            };
+            claims.len()
+        ];
         for (t, h) in claims {
-            match merged.last_mut() {
-                Some((lt, lh)) if *lt == t && lh.member == h.member => {
-                    lh.flags |= h.flags;
-                    lh.offset_rank = lh.offset_rank.max(h.offset_rank);
+            bucketed[fill[t as usize] as usize] = h;
+            fill[t as usize] += 1;
+        }
+        let mut holders: Vec<Holder> = Vec::with_capacity(bucketed.len());
+        let mut holder_start = vec![0u32; n + 1];
+        for t in 0..n {
+            let bucket = &mut bucketed[start[t] as usize..start[t + 1] as usize];
+            bucket.sort_unstable_by_key(|h| h.member);
+            let first = holders.len();
+            for h in bucket.iter() {
+                match holders[first..].last_mut() {
+                    Some(last) if last.member == h.member => {
+                        last.flags |= h.flags;
+                        last.offset_rank = last.offset_rank.max(h.offset_rank);
+                    }
+                    _ => holders.push(*h),
                 }
-                _ => merged.push((t, h)),
             }
-        }
-        // Previous active owner: if several members claim a task, the smallest member id wins.
-        for (t, h) in &merged {
-            if h.flags & PREV_ACTIVE != 0 && model.prev_active[*t as usize] == NONE {
-                model.prev_active[*t as usize] = h.member;
+            let merged = &mut holders[first..];
+            // Previous active owner: if several members claim a task, the smallest member id.
+            if let Some(owner) = merged
+                .iter()
+                .find(|h| h.flags & PREV_ACTIVE != 0)
+                .map(|h| h.member)
+            {
+                model.prev_active[t] = owner;
+                for h in merged.iter_mut() {
+                    if h.member != owner {
+                        h.flags &= !PREV_ACTIVE;
+                    }
+                }
             }
-        }
-        for (t, h) in merged.iter_mut() {
-            if h.flags & PREV_ACTIVE != 0 && model.prev_active[*t as usize] != h.member {
-                h.flags &= !PREV_ACTIVE;
-            }
-        }
-        merged.sort_unstable_by_key(|(t, h)| (*t, std::cmp::Reverse(h.offset_rank), h.member));
-        let mut holder_start = vec![0u32; n_tasks as usize + 1];
-        for (t, _) in &merged {
-            holder_start[*t as usize + 1] += 1;
-        }
-        for t in 0..n_tasks as usize {
-            holder_start[t + 1] += holder_start[t];
+            merged.sort_unstable_by_key(|h| (std::cmp::Reverse(h.offset_rank), h.member));
+            holder_start[t + 1] = holders.len() as u32;
         }
         model.holder_start = holder_start;
-        model.holders = merged.into_iter().map(|(_, h)| h).collect();
+        model.holders = holders;
         model
     }
 }

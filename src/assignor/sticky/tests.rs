@@ -220,3 +220,55 @@ fn warmup_replaces_the_keepers_standby() {
     let holders: usize = out.members.values().map(|x| x.active.len()).sum();
     assert_eq!(holders, 3);
 }
+
+#[test]
+fn standbys_differ_in_every_tag_key_when_possible() {
+    let mut g = GroupSpec::default();
+    g.configs.num_standby_replicas = 1;
+    g.configs.rack_aware_assignment_tags = vec!["zone".into(), "rack".into()];
+    for (m, z, r) in [
+        ("a", "z1", "r1"),
+        ("b", "z1", "r2"),
+        ("c", "z2", "r1"),
+        ("d", "z2", "r2"),
+    ] {
+        let mut s = member(&format!("p-{m}"));
+        s.client_tags.insert("zone".into(), z.into());
+        s.client_tags.insert("rack".into(), r.into());
+        g.members.insert(m.into(), s);
+    }
+    let out = run(&g, &topo(&[("0", 8, true), ("1", 4, false)]));
+    let tags = |m: &str| g.members[m].client_tags.clone();
+    for (id, a) in &out.members {
+        assert_eq!(a.active.len(), 3);
+        assert_eq!(a.standby.len(), 2);
+        for t in a.standby.iter() {
+            let owner = out
+                .members
+                .iter()
+                .find(|(_, x)| x.active.contains_task(&t))
+                .unwrap()
+                .0;
+            assert_ne!(tags(owner)["zone"], tags(id)["zone"], "standby {t} on {id}");
+            assert_ne!(tags(owner)["rack"], tags(id)["rack"], "standby {t} on {id}");
+        }
+    }
+}
+
+#[test]
+fn member_without_tags_never_counts_as_diverse() {
+    let mut g = GroupSpec::default();
+    g.configs.num_standby_replicas = 1;
+    g.configs.rack_aware_assignment_tags = vec!["zone".into()];
+    let mut a = member("p1");
+    a.client_tags.insert("zone".into(), "z1".into());
+    a.active_tasks = set(&[("0", 0)]);
+    let mut b = member("p2");
+    b.client_tags.insert("zone".into(), "z2".into());
+    g.members.insert("a".into(), a);
+    g.members.insert("b".into(), b);
+    g.members.insert("c".into(), member("p3"));
+    let out = run(&g, &topo(&[("0", 1, true)]));
+    assert!(out.members["a"].active.contains("0", 0));
+    assert!(out.members["b"].standby.contains("0", 0), "{out:?}");
+}

@@ -1,0 +1,117 @@
+//! The binary: configuration errors exit 2 naming the key; SIGTERM flushes and exits 0; a
+//! corrupt log stops start-up naming the file.
+#![cfg(all(unix, not(target_arch = "wasm32")))]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_groupcoord"))
+}
+
+#[test]
+fn config_errors_exit_2_naming_the_key() {
+    let dir = temp_dir("cli");
+    let out = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .args(["--set", "group.streams.heartbeat.interval.ms=0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("group.streams.heartbeat.interval.ms"));
+    let props = dir.join("server.properties");
+    std::fs::write(
+        &props,
+        "# broker\ngroup.streams.num.standby.replicas: 1\nnot.a.key = 1\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--config")
+        .arg(&props)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not.a.key"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sigterm_exits_0_and_corrupt_log_stops_start() {
+    let dir = temp_dir("cli-term");
+    let props = dir.join("server.properties");
+    std::fs::write(
+        &props,
+        "group.streams.num.standby.replicas=1\ngroup.my.app.streams.num.standby.replicas=0\n",
+    )
+    .unwrap();
+    let mut child = bin()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--topic",
+            "a:3",
+            "--data-dir",
+        ])
+        .arg(dir.join("data"))
+        .arg("--config")
+        .arg(&props)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.starts_with("groupcoord listening on 127.0.0.1:"),
+        "{line}"
+    );
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "graceful shutdown exits 0");
+    // Corrupt the middle of the log: a second valid batch follows a damaged one.
+    let seg = std::fs::read_dir(dir.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let copy = bytes.clone();
+    bytes.extend_from_slice(&copy); // two identical valid batches
+    bytes[14] ^= 0x55; // damage the first one's payload
+    std::fs::write(&seg, &bytes).unwrap();
+    let out = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("corrupt log")
+            && err.contains(&seg.display().to_string())
+            && err.contains("offset 0"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
