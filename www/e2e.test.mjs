@@ -62,6 +62,7 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   assert.ok(hit, 'a delivered heartbeat is drawn');
   await page.click('#lanes canvas', { position: hit });
   await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('StreamsGroupHeartbeat'));
+  assert.match(await page.textContent('#detail'), /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'a hex dump of the request bytes');
   await page.screenshot({ path: `${OUT}01-stable-3-members.png`, fullPage: true });
   await page.$eval('body', () => window.scrollTo(0, 0));
 

@@ -79,13 +79,11 @@ fn preset_runs_and_reaches_stable_with_invariants_holding() {
     let msgs = Array::from(&sim.message_log(None).unwrap_or_else(|_| panic!("log")));
     assert!(msgs.length() > 0);
     let m0 = msgs.get(0);
-    // Hex of the wire bytes (may be empty while the sim does not encode yet).
+    // Hex of the wire bytes (the body as encoded by the codec).
+    let hex = get(&m0, "request_hex").as_string().unwrap();
     assert!(
-        get(&m0, "request_hex")
-            .as_string()
-            .unwrap()
-            .len()
-            .is_multiple_of(2)
+        !hex.is_empty() && hex.len().is_multiple_of(2),
+        "request_hex {hex:?}"
     );
     assert!(get(&m0, "request").is_object());
     let last_seq = get(&msgs.get(msgs.length() - 1), "seq").as_f64().unwrap();
