@@ -1,5 +1,6 @@
-//! The `groupcoord` binary: `groupcoord serve` (Kafka wire protocol server with a durable log and
-//! a web view) and `groupcoord bench load` (heartbeat load benchmark).
+//! The `groupcoord` binary: `serve` (Kafka wire protocol server with a durable log and a web
+//! view), `scenario` (run scenario files), `simulate` (seeded simulation runs), and `bench load` /
+//! `bench assignor` (benchmarks).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -31,12 +32,35 @@ enum Cmd {
         #[command(subcommand)]
         which: BenchCmd,
     },
+    /// Run scenario files (tests/scenarios/*.txt format) against the pure coordinator.
+    Scenario {
+        /// Scenario files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Run seeded random simulations (members, faults, invariants, liveness); prints a command
+    /// reproducing the first failing seed.
+    Simulate {
+        /// Number of seeds.
+        #[arg(long, default_value_t = 1000)]
+        seeds: u64,
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+    },
 }
 
 #[derive(Subcommand)]
 enum BenchCmd {
     /// Heartbeat load over TCP, compared with an ApiVersions-only baseline.
     Load(server::bench::LoadArgs),
+    /// The sticky assignor on generated groups: time, balance, movement, rack diversity.
+    /// `--members M --tasks T [--standbys S] [--racks R] [--seed N] [--warmups N] [--no-scale]
+    /// [--write-input FILE.json] [--input FILE.json]`
+    Assignor {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Args)]
@@ -137,6 +161,32 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     }
 }
 
+/// `groupcoord scenario FILE...`: one line per file, exit 1 if any fails.
+fn run_scenarios(files: &[PathBuf]) -> ExitCode {
+    let (mut passed, mut failed) = (0, 0);
+    for f in files {
+        let result = std::fs::read_to_string(f)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|text| groupcoord::scenario::run_scenario(&text).map_err(|e| e.to_string()));
+        match result {
+            Ok(checks) => {
+                passed += 1;
+                println!("ok    {} ({checks} checks)", f.display());
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  {}: {e}", f.display());
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -184,5 +234,44 @@ fn main() -> ExitCode {
         Cmd::Bench {
             which: BenchCmd::Load(a),
         } => rt.block_on(server::bench::run_load(a)),
+        Cmd::Bench {
+            which: BenchCmd::Assignor { args },
+        } => match groupcoord::assignor::bench::bench_assignor_cli(&args) {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("groupcoord bench assignor: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Cmd::Scenario { files } => run_scenarios(&files),
+        Cmd::Simulate { seeds, start } => {
+            let t0 = std::time::Instant::now();
+            let mut done = 0u64;
+            let result = groupcoord::sim::run_seeds_with(start, seeds, |r| {
+                done += 1;
+                if done % 100 == 0 {
+                    eprintln!(
+                        "{done} seeds ok (last {}: converged {} ms after faults)",
+                        r.seed, r.converged_after_ms
+                    );
+                }
+            });
+            match result {
+                Ok(()) => {
+                    println!(
+                        "simulate: {seeds} seeds from {start} passed in {:.1} s",
+                        t0.elapsed().as_secs_f64()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(f) => {
+                    eprintln!("simulate: {f}");
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }

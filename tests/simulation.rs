@@ -35,7 +35,7 @@ fn run_parallel(start: u64, count: u64, threads: u64) {
                         match run_seed(seed) {
                             Ok(r) => {
                                 max_conv = max_conv.max(r.converged_after_ms);
-                                bound = r.bound_ms;
+                                bound = bound.max(r.bound_ms);
                                 for (k, v) in r.tally {
                                     *tally.entry(k).or_default() += v;
                                 }
@@ -99,7 +99,11 @@ fn random_seeds() {
 fn seed_repro() {
     let seed = env_u64("GROUPCOORD_SEED", 0);
     match run_seed(seed) {
-        Ok(r) => eprintln!("seed {seed} passed: {r:?}"),
+        Ok(r) => eprintln!(
+            "seed {seed} passed: {} faults, {} records, converged {} ms after the faults \
+             (bound {} ms); {:?}",
+            r.faults, r.records, r.converged_after_ms, r.bound_ms, r.tally
+        ),
         Err(f) => {
             eprintln!(
                 "spec: {}",

@@ -8,7 +8,7 @@ import { startLive } from './live.js';
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+const S = { pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -95,6 +95,7 @@ function resetViews() {
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
+  S.pendingRecords = [];
   V.chart.ingest(S.driver.records);
   V.records.append(S.driver.records);
   renderMessageDetail($('detail'), null);
@@ -113,6 +114,7 @@ function render() {
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
   timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
   timed('chart', () => V.chart.render(now, S.order));
+  if (S.pendingRecords.length) { V.records.append(S.pendingRecords); S.pendingRecords = []; }
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(g, S.order));
   renderInvariants($('invariants'), f.invariants);
@@ -131,7 +133,7 @@ function render() {
 /** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
 function renderMarks(max, now) {
   const acts = S.driver.actions;
-  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / Math.max(1, max / 200))}`;
+  const key = `${acts.length}|${S.driver.applied}|${Math.round(max / 250)}`;
   if (key === S.marksKey) return;
   S.marksKey = key;
   $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');
@@ -139,7 +141,8 @@ function renderMarks(max, now) {
 
 function ingest(f) {
   V.chart.ingest(f.newRecords);
-  V.records.append(f.newRecords);
+  // DOM writes wait for render(), after its layout reads.
+  for (const r of f.newRecords) S.pendingRecords.push(r);
   const bad = f.invariants.filter((i) => !i.ok);
   const evBad = f.events.filter((e) => e.kind === 'invariant_violated');
   if ((bad.length || evBad.length) && !S.violated) {
@@ -368,6 +371,7 @@ const Compare = {
 
 function showTab(tab) {
   S.tab = tab;
+  document.body.classList.toggle('tab-live', tab === 'live');
   for (const b of document.querySelectorAll('.tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
   $('view-sim').hidden = tab !== 'sim';
   $('view-compare').hidden = tab !== 'compare';
@@ -436,6 +440,6 @@ function toast(msg, error = false) {
 }
 
 // Test and console hook: read-only access to the current run.
-window.explorer = { timing: T, views: V, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+window.explorer = { timing: T, views: V, ingest: (f) => { ingest(f); S.needRender = true; }, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
 
 boot();

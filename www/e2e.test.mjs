@@ -62,6 +62,7 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   assert.ok(hit, 'a delivered heartbeat is drawn');
   await page.click('#lanes canvas', { position: hit });
   await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('StreamsGroupHeartbeat'));
+  assert.match(await page.textContent('#detail'), /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'a hex dump of the request bytes');
   await page.screenshot({ path: `${OUT}01-stable-3-members.png`, fullPage: true });
   await page.$eval('body', () => window.scrollTo(0, 0));
 
@@ -88,6 +89,21 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   const invOk = await page.getAttribute('[data-testid=invariants]', 'data-ok');
   assert.equal(invOk, 'true');
   await page.screenshot({ path: `${OUT}02-after-crash-failover.png` });
+
+  // An invariant violation turns the panel red, names it and pauses playback (injected here: the
+  // real simulation has none to offer).
+  await page.click('[data-testid=play]');
+  await page.evaluate(() => {
+    const f = structuredClone(window.explorer.driver.last);
+    f.invariants = [...f.invariants, { name: 'injected-violation', ok: false, detail: 'made up by the e2e test' }];
+    f.events = []; f.newRecords = [];
+    window.explorer.driver.last = f;
+    window.explorer.ingest(f);
+  });
+  await page.waitForFunction(() => document.querySelector('[data-testid=invariants]').dataset.ok === 'false');
+  assert.equal(await page.evaluate(() => window.explorer.state.playing), false);
+  assert.match(await page.textContent('[data-testid=invariants]'), /injected-violation/);
+  await page.screenshot({ path: `${OUT}02b-invariant-violated.png` });
 
   // Step back (replay from the seed to the previous event).
   const t1 = await now(page);

@@ -49,11 +49,12 @@ export class Driver {
   /** One wasm frame call: steps `ms`, merges the new log entries. */
   pull(ms, events) {
     const m = this.messages;
-    const lastSeq = m.length ? m[m.length - 1].seq : 0;
-    // Re-read a few recent exchanges in case an in-flight one got its response since.
-    const back = Math.max(0, lastSeq - 2 * (this.last?.snapshot.group.members.length ?? 4) - 4);
+    // Re-read from the oldest exchange still in flight (it may have its response now), else only
+    // the new ones.
+    let since = m.length ? m[m.length - 1].seq + 1 : 0;
+    for (let i = m.length - 1; i >= 0 && i >= m.length - 1000; i--) if (m[i].fate === 'in_flight') since = m[i].seq;
     const recSince = this.records.length ? this.records[this.records.length - 1].seq + 1 : 0;
-    const f = this.sim.frame(ms, m.length ? back : 0, recSince);
+    const f = this.sim.frame(ms, since, recSince);
     if (f.messages.length) {
       while (m.length && m[m.length - 1].seq >= f.messages[0].seq) m.pop();
       for (const e of f.messages) m.push(e);

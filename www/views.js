@@ -2,7 +2,7 @@
 // Each component keeps its DOM and only touches what changed.
 
 export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-export const short = (id) => (id && id.length > 10 ? id.slice(0, 8) + '…' : id ?? '');
+export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
 export const fmtT = (ms) => (ms == null ? '–' : ms < 60000 ? `${(ms / 1000).toFixed(ms % 1000 ? 2 : 0)}s` : `${Math.floor(ms / 60000)}m${((ms % 60000) / 1000).toFixed(1).padStart(4, '0')}s`);
 
 const PALETTE = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#65a30d', '#c026d3', '#0d9488', '#ea580c', '#4f46e5'];
@@ -85,7 +85,7 @@ export class EpochChart {
     for (let v = ymin; v <= ymax; v += stepY) ticksY.push(`<text x="${L - 4}" y="${y(v) + 4}" text-anchor="end">${v}</text><line x1="${L}" x2="${w - R}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`);
     const ticksX = [];
     const stepX = niceStep(tmax / 6);
-    for (let t = 0; t <= tmax; t += stepX) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="middle">${fmtT(t)}</text>`);
+    for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
     const n = this.members.size, spread = Math.min(6, (h - T - B) / ymax / 3);
     const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(id, order)}"><title>member ${esc(id)}</title></path>`).join('');
     this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${ticksY.join('')}${ticksX.join('')}
@@ -162,7 +162,7 @@ export class MemberCards {
     c.style.setProperty('--mc', memberColor(m.member_id, order));
     c.innerHTML = `
       <div class="card-top">
-        <svg class="session" width="34" height="34" data-term="session"><circle cx="17" cy="17" r="${ARC_R}" class="arc-bg"/>
+        <svg class="session" width="34" height="34" data-term="session"${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms ? ' style="display:none"' : ''}><circle cx="17" cy="17" r="${ARC_R}" class="arc-bg"/>
           <circle cx="17" cy="17" r="${ARC_R}" class="arc" stroke-dasharray="${ARC_C.toFixed(2)}" transform="rotate(-90 17 17)"/>
           <text x="17" y="21" text-anchor="middle" class="arc-label"></text></svg>
         <div class="who"><b title="${esc(m.member_id)}">${esc(short(m.member_id))}</b> ${status}

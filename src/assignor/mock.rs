@@ -19,8 +19,11 @@ impl TaskAssignor for MockAssignor {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError> {
-        let mut out: BTreeMap<String, MemberAssignment> =
-            group.members.keys().map(|m| (m.clone(), MemberAssignment::default())).collect();
+        let mut out: BTreeMap<String, MemberAssignment> = group
+            .members
+            .keys()
+            .map(|m| (m.clone(), MemberAssignment::default()))
+            .collect();
         let mut owner: BTreeMap<TaskId, &str> = BTreeMap::new();
         for (id, m) in &group.members {
             for t in m.active_tasks.iter() {
@@ -71,8 +74,13 @@ mod tests {
         group.members.insert("a".into(), a);
         group.members.insert("b".into(), MemberSpec::default());
         let mut topo = TopologySpec::default();
-        topo.subtopologies
-            .insert("0".into(), SubtopologySpec { number_of_tasks: 4, stateful: false });
+        topo.subtopologies.insert(
+            "0".into(),
+            SubtopologySpec {
+                number_of_tasks: 4,
+                stateful: false,
+            },
+        );
         let out = MockAssignor.assign(&group, &topo).unwrap();
         assert_eq!(out.members["a"].active.len(), 2);
         assert_eq!(out.members["b"].active.len(), 2);

@@ -107,12 +107,13 @@ pub trait TaskAssignor: Send + Sync {
 }
 
 /// Names of the built-in assignors, the default first.
-pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "mock"];
+pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "sticky-warmups", "mock"];
 
 /// A built-in assignor by name.
 pub fn builtin(name: &str) -> Option<Box<dyn TaskAssignor>> {
     match name {
-        "sticky" => Some(Box::new(sticky::StickyTaskAssignor)),
+        "sticky" => Some(Box::new(sticky::StickyTaskAssignor { warmups: false })),
+        "sticky-warmups" => Some(Box::new(sticky::StickyTaskAssignor { warmups: true })),
         "mock" => Some(Box::new(mock::MockAssignor)),
         _ => None,
     }

@@ -394,10 +394,9 @@ impl Coordinator {
             updated_member_offsets: None,
             assignment_interval_ms: 0,
         });
-        if let Ok(r) = result {
-            self.apply(&r.records);
-            out.records = r.records;
-        }
+        let records = result.map(|r| r.records).unwrap_or_default();
+        self.apply(&records);
+        out.records = records;
         out
     }
 }

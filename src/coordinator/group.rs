@@ -136,6 +136,19 @@ impl StreamsMember {
         self.pending_revocation = v.pending_revocation.clone();
     }
 
+    /// Same metadata (what record 19 carries), compared without building the record values.
+    pub fn same_metadata(&self, o: &StreamsMember) -> bool {
+        self.instance_id == o.instance_id
+            && self.rack_id == o.rack_id
+            && self.client_id == o.client_id
+            && self.client_host == o.client_host
+            && self.rebalance_timeout_ms == o.rebalance_timeout_ms
+            && self.topology_epoch == o.topology_epoch
+            && self.process_id == o.process_id
+            && self.user_endpoint == o.user_endpoint
+            && self.client_tags == o.client_tags
+    }
+
     /// Same assignment state (what record 22 carries).
     pub fn same_assignment(&self, other: &StreamsMember) -> bool {
         self.member_epoch == other.member_epoch

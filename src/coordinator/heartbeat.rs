@@ -4,6 +4,7 @@
 //! current state without touching it; only a successful plan is applied, through replay. Soft
 //! state (task offsets, configured topology, shutdown flag, endpoint epoch) is updated after.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
@@ -523,13 +524,13 @@ impl Coordinator {
 
         // Step B: member lookup or creation, static replacement.
         let mut replaced: Option<String> = None;
-        let member: StreamsMember = match &req.instance_id {
+        let member: Cow<'_, StreamsMember> = match &req.instance_id {
             None => match group.members.get(&req.member_id) {
                 Some(m) => {
                     validate_member_epoch(m, req)?;
-                    m.clone()
+                    Cow::Borrowed(m)
                 }
-                None if joining => StreamsMember::new(&req.member_id),
+                None if joining => Cow::Owned(StreamsMember::new(&req.member_id)),
                 None => {
                     return Err(ApiError::new(
                         ErrorCode::UNKNOWN_MEMBER_ID,
@@ -539,8 +540,8 @@ impl Coordinator {
             },
             Some(instance) if joining => match group.static_member(instance) {
                 None => match group.members.get(&req.member_id) {
-                    Some(m) => m.clone(),
-                    None => StreamsMember::new(&req.member_id),
+                    Some(m) => Cow::Borrowed(m),
+                    None => Cow::Owned(StreamsMember::new(&req.member_id)),
                 },
                 Some(old) => {
                     if old.member_epoch != STATIC_LEAVE_EPOCH {
@@ -593,7 +594,7 @@ impl Coordinator {
                         records.push(r);
                     }
                     replaced = Some(old_id);
-                    copy
+                    Cow::Owned(copy)
                 }
             },
             Some(instance) => {
@@ -607,12 +608,12 @@ impl Coordinator {
                     return Err(fenced_instance(&req.member_id, instance, &m.member_id));
                 }
                 validate_member_epoch(m, req)?;
-                m.clone()
+                Cow::Borrowed(m)
             }
         };
 
         // Step C: the updated member.
-        let mut updated = member.clone();
+        let mut updated: StreamsMember = member.as_ref().clone();
         if let Some(i) = &req.instance_id {
             updated.instance_id = Some(i.clone());
         }
@@ -643,7 +644,7 @@ impl Coordinator {
         if joining || endpoint.is_some() {
             updated.user_endpoint = endpoint;
         }
-        let metadata_changed = updated.metadata_value() != member.metadata_value();
+        let metadata_changed = !updated.same_metadata(&member);
         let mut bump = if metadata_changed {
             records.push(Record::MemberMetadata {
                 group_id: gid.clone(),
@@ -665,14 +666,14 @@ impl Coordinator {
 
         // Step D: topology.
         let had_topology = group.topology.is_some();
-        let topology: StreamsTopology = match (&req.topology, &group.topology) {
+        let topology: Cow<'_, StreamsTopology> = match (&req.topology, &group.topology) {
             (Some(t), None) => {
                 let t = StreamsTopology::from_request(t);
                 records.push(Record::Topology {
                     group_id: gid.clone(),
                     value: Some(t.clone()),
                 });
-                t
+                Cow::Owned(t)
             }
             (Some(t), Some(g)) => {
                 if g.epoch <= t.epoch && StreamsTopology::from_request(t) != *g {
@@ -680,9 +681,9 @@ impl Coordinator {
                         "Topology updates are not supported yet.",
                     ));
                 }
-                g.clone()
+                Cow::Borrowed(g)
             }
-            (None, Some(g)) => g.clone(),
+            (None, Some(g)) => Cow::Borrowed(g),
             (None, None) => return Err(ApiError::unknown_server_error()),
         };
         let mut statuses = Vec::new();
@@ -811,15 +812,21 @@ impl Coordinator {
         }
 
         // Step M: reconciliation.
-        let reconciled = reconcile::reconcile(
-            &updated,
-            &ReconcileInput {
-                target_epoch: target.assignment_epoch,
-                target: &target.member_target,
-                index: &group.index,
-                owned: owned.as_ref(),
-            },
-        )?;
+        let reconciled: Cow<'_, StreamsMember> =
+            if updated.is_reconciled_to(target.assignment_epoch) {
+                // Spec §4 shortcut: STABLE at the target epoch, nothing to do (no copy either).
+                Cow::Borrowed(&updated)
+            } else {
+                Cow::Owned(reconcile::reconcile(
+                    &updated,
+                    &ReconcileInput {
+                        target_epoch: target.assignment_epoch,
+                        target: &target.member_target,
+                        index: &group.index,
+                        owned: owned.as_ref(),
+                    },
+                )?)
+            };
         let assignment_changed = !reconciled.same_assignment(&updated);
         if assignment_changed {
             records.push(Record::CurrentMemberAssignment {

@@ -1,6 +1,7 @@
 //! Target assignment (spec §3.10 and §5.1): decide whether to compute a new target now, and if
 //! so run the assignor over the group view and write the changed member targets.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
@@ -36,36 +37,35 @@ pub struct TargetRequest<'a> {
 }
 
 /// The decision: the epoch and target the member reconciles toward, and the records written.
-pub struct TargetResult {
+pub struct TargetResult<'a> {
     pub assignment_epoch: i32,
-    pub member_target: TasksTuple,
+    pub member_target: Cow<'a, TasksTuple>,
     pub records: Vec<Record>,
     /// `ASSIGNMENT_DELAYED` detail, when delayed.
     pub delayed: Option<&'static str>,
 }
 
-pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> {
+pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, ApiError> {
     let g = req.group;
     let member_id = req.updated_member.map(|m| m.member_id.as_str());
     // 1. Initial rebalance delay: reconcile toward nothing at the old epoch.
     if req.initial_delay_pending {
         return Ok(TargetResult {
             assignment_epoch: g.assignment_epoch,
-            member_target: TasksTuple::default(),
+            member_target: Cow::Owned(TasksTuple::default()),
             records: Vec::new(),
             delayed: Some(DELAYED_INITIAL),
         });
     }
     // 2. The member's target in the view (a replacing static member inherits the old target).
-    let view_target = |id: &str| -> TasksTuple {
-        g.target_assignment
-            .get(id)
-            .or_else(|| {
-                req.replaced_member_id
-                    .and_then(|old| g.target_assignment.get(old))
-            })
-            .cloned()
-            .unwrap_or_default()
+    let view_target = |id: &str| -> Cow<'a, TasksTuple> {
+        match g.target_assignment.get(id).or_else(|| {
+            req.replaced_member_id
+                .and_then(|old| g.target_assignment.get(old))
+        }) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(TasksTuple::default()),
+        }
     };
     let current = member_id.map(view_target).unwrap_or_default();
     // 3. Up to date.
@@ -104,7 +104,7 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
     let mut records = Vec::new();
     for (id, tasks) in &new_targets {
         let previous = if Some(id.as_str()) == member_id {
-            Some(current.clone()).filter(|_| {
+            Some(current.clone().into_owned()).filter(|_| {
                 g.target_assignment.contains_key(id.as_str()) || req.replaced_member_id.is_some()
             })
         } else {
@@ -125,9 +125,11 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
             assignment_timestamp: req.now.0,
         }),
     });
-    let member_target = member_id
-        .and_then(|id| new_targets.get(id).cloned())
-        .unwrap_or_default();
+    let member_target = Cow::Owned(
+        member_id
+            .and_then(|id| new_targets.get(id).cloned())
+            .unwrap_or_default(),
+    );
     Ok(TargetResult {
         assignment_epoch: req.group_epoch,
         member_target,

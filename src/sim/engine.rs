@@ -888,7 +888,12 @@ impl Simulation {
                     | ErrorCode::FENCED_INSTANCE_ID
                     | ErrorCode::COORDINATOR_NOT_AVAILABLE
                     | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
-            ) || (leave && code == ErrorCode::UNKNOWN_MEMBER_ID);
+            ) || (leave
+                && matches!(
+                    code,
+                    // A leave of a member that never got to join (§3.3).
+                    ErrorCode::UNKNOWN_MEMBER_ID | ErrorCode::GROUP_ID_NOT_FOUND
+                ));
             if !expected {
                 self.unexpected_errors.push(format!(
                     "t={} {member} epoch {}: {}: {}",

@@ -40,7 +40,7 @@
 //! makes one standby more diverse and the other no less diverse. Existing standbys are kept
 //! rather than moved for diversity alone, unless such a swap exists.
 //!
-//! # Warm-ups (KIP-441; Kafka 4.4 never assigns any)
+//! # Warm-ups (KIP-441; Kafka 4.4 never assigns any; only the `sticky-warmups` assignor places them)
 //!
 //! Kafka 4.4's assignor API returns only active and standby tasks, and the "assignment refiner"
 //! that would add warm-ups is an identity function (spec §3.15, §5.6): moving an active task to a
@@ -110,11 +110,21 @@ use model::{Model, NONE};
 
 /// See the module docs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct StickyTaskAssignor;
+pub struct StickyTaskAssignor {
+    /// Place KIP-441 warm-ups (`num_warmup_replicas`). Off for `sticky`: Kafka 4.4 never assigns
+    /// warm-ups and Kafka Streams 4.4 clients do not run them ("Warmup replicas are not supported
+    /// yet with the streams protocol"), so a held-back active would never move. On for
+    /// `sticky-warmups`, for the explorer and for clients that do support them.
+    pub warmups: bool,
+}
 
 impl TaskAssignor for StickyTaskAssignor {
     fn name(&self) -> &'static str {
-        "sticky"
+        if self.warmups {
+            "sticky-warmups"
+        } else {
+            "sticky"
+        }
     }
 
     fn assign(
@@ -122,12 +132,27 @@ impl TaskAssignor for StickyTaskAssignor {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError> {
-        Ok(assign_sticky(group, topology))
+        let warmups = if self.warmups {
+            group.configs.num_warmup_replicas
+        } else {
+            0
+        };
+        Ok(assign_sticky_with(group, topology, warmups))
     }
 }
 
-/// The sticky assignment (infallible; the trait's `Result` is for other assignors).
+/// The sticky assignment with the group's warm-up budget (infallible; the trait's `Result` is
+/// for other assignors).
 pub fn assign_sticky(group: &GroupSpec, topology: &TopologySpec) -> GroupAssignment {
+    assign_sticky_with(group, topology, group.configs.num_warmup_replicas)
+}
+
+/// The sticky assignment with an explicit warm-up budget.
+pub fn assign_sticky_with(
+    group: &GroupSpec,
+    topology: &TopologySpec,
+    warmup_budget: i32,
+) -> GroupAssignment {
     let mut members: BTreeMap<String, MemberAssignment> = group
         .members
         .keys()
@@ -141,7 +166,7 @@ pub fn assign_sticky(group: &GroupSpec, topology: &TopologySpec) -> GroupAssignm
     let params = assign::Params {
         standbys: c.num_standby_replicas.max(0) as usize,
         acceptable_lag: c.acceptable_recovery_lag,
-        warmups: c.num_warmup_replicas.max(0) as usize,
+        warmups: warmup_budget.max(0) as usize,
     };
     let out = assign::assign(&model, &params);
 

@@ -29,7 +29,7 @@ fn set(tasks: &[(&str, i32)]) -> TaskSet {
 }
 
 fn run(g: &GroupSpec, t: &TopologySpec) -> GroupAssignment {
-    StickyTaskAssignor.assign(g, t).unwrap()
+    StickyTaskAssignor { warmups: true }.assign(g, t).unwrap()
 }
 
 #[test]
@@ -186,6 +186,12 @@ fn warmup_keeps_task_on_caught_up_owner() {
     assert_eq!(out.members["b"].active.len(), 1);
     assert_eq!(out.members["b"].warmup.len(), 1);
     assert!(!out.members["b"].warmup.intersects(&out.members["b"].active));
+    // The default `sticky` assignor never places warm-ups, whatever the budget (Kafka 4.4).
+    let plain = StickyTaskAssignor { warmups: false }
+        .assign(&g, &t)
+        .unwrap();
+    assert_eq!(plain.members["b"].active.len(), 2);
+    assert!(plain.members.values().all(|m| m.warmup.is_empty()));
     // Kafka 4.4 behaviour with no budget: moves directly.
     g.configs.num_warmup_replicas = 0;
     let out = run(&g, &t);

@@ -1,0 +1,134 @@
+//! Steady-state StreamsGroupHeartbeat cost in the pure coordinator (no I/O): 1,000 members in 10
+//! groups, each heartbeating with nothing changed, as the server's owner thread sees them.
+//! `cargo bench --bench heartbeat` (criterion); `-- --report` prints heartbeats/s.
+
+use criterion::{Criterion, black_box};
+use groupcoord::config::CoordinatorConfig;
+use groupcoord::coordinator::{Coordinator, RequestContext};
+use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TopicInfo, Topology};
+use groupcoord::topology::MetadataImage;
+use groupcoord::types::Millis;
+
+const GROUPS: usize = 10;
+const MEMBERS_PER_GROUP: usize = 100;
+
+fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
+    let config = CoordinatorConfig {
+        initial_rebalance_delay_ms: 0,
+        assignment_interval_ms: 0,
+        ..CoordinatorConfig::default()
+    };
+    let mut c = Coordinator::new(config);
+    let mut meta = MetadataImage::default();
+    for g in 0..GROUPS {
+        meta.topics.insert(format!("in-{g}"), 200);
+        meta.topics.insert(format!("store-{g}-changelog"), 200);
+    }
+    c.set_metadata(meta);
+    let ctx = RequestContext {
+        client_id: "bench".into(),
+        client_host: "/127.0.0.1".into(),
+        api_version: 1,
+    };
+    let mut steady = Vec::new();
+    let mut now = Millis(0);
+    for g in 0..GROUPS {
+        let topology = Topology {
+            epoch: 0,
+            subtopologies: vec![Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec![format!("in-{g}")],
+                state_changelog_topics: vec![TopicInfo {
+                    name: format!("store-{g}-changelog"),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        for m in 0..MEMBERS_PER_GROUP {
+            let join = StreamsGroupHeartbeatRequest {
+                group_id: format!("g{g}"),
+                member_id: format!("m{m}"),
+                member_epoch: 0,
+                rebalance_timeout_ms: 60_000,
+                process_id: Some(format!("p{}", m / 2)),
+                topology: Some(topology.clone()),
+                active_tasks: Some(vec![]),
+                standby_tasks: Some(vec![]),
+                warmup_tasks: Some(vec![]),
+                ..Default::default()
+            };
+            c.streams_group_heartbeat(now, &ctx, &join);
+            now = now.plus(1);
+        }
+    }
+    // Converge: every member acknowledges what it was given until nothing changes.
+    for _ in 0..6 {
+        for g in 0..GROUPS {
+            for m in 0..MEMBERS_PER_GROUP {
+                let gid = format!("g{g}");
+                let mid = format!("m{m}");
+                let member = c.group(&gid).unwrap().members[&mid].clone();
+                let req = StreamsGroupHeartbeatRequest {
+                    group_id: gid,
+                    member_id: mid,
+                    member_epoch: member.member_epoch,
+                    active_tasks: Some(member.assigned.active.task_set().to_task_ids()),
+                    standby_tasks: Some(member.assigned.standby.to_task_ids()),
+                    warmup_tasks: Some(member.assigned.warmup.to_task_ids()),
+                    ..Default::default()
+                };
+                c.streams_group_heartbeat(now, &ctx, &req);
+            }
+        }
+        now = now.plus(1000);
+    }
+    for g in c.groups() {
+        for m in g.members.values() {
+            steady.push(StreamsGroupHeartbeatRequest {
+                group_id: g.group_id.clone(),
+                member_id: m.member_id.clone(),
+                member_epoch: m.member_epoch,
+                ..Default::default()
+            });
+        }
+    }
+    (c, steady, now)
+}
+
+fn main() {
+    let (mut c, steady, now) = setup();
+    let ctx = RequestContext {
+        client_id: "bench".into(),
+        client_host: "/127.0.0.1".into(),
+        api_version: 1,
+    };
+    if std::env::args().any(|a| a == "--report") {
+        let rounds = 200;
+        let start = std::time::Instant::now();
+        for _ in 0..rounds {
+            for r in &steady {
+                black_box(c.streams_group_heartbeat(now, &ctx, r));
+            }
+        }
+        let n = (rounds * steady.len()) as f64;
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "steady heartbeats: {:.0}/s ({:.2} us each), {} members",
+            n / secs,
+            secs / n * 1e6,
+            steady.len()
+        );
+        return;
+    }
+    let mut crit = Criterion::default().configure_from_args();
+    let mut i = 0;
+    crit.bench_function("steady heartbeat (1000 members, 10 groups)", |b| {
+        b.iter(|| {
+            i = (i + 1) % steady.len();
+            black_box(c.streams_group_heartbeat(now, &ctx, &steady[i]))
+        })
+    });
+    crit.final_summary();
+}
