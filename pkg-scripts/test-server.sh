@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --test server_wire --test server_log --test server_streams --test server_crash --test server_http --test server_cli
-cargo test --lib config_keys
+# SKIP_RUST=1: the Rust server tests already ran (pkg-scripts/test.sh runs all of `cargo test`).
+if [ -z "${SKIP_RUST:-}" ]; then
+    cargo test --test server_wire --test server_log --test server_streams --test server_crash --test server_http --test server_cli
+    cargo test --lib config_keys
+fi
 
 VENV=.venv
 if ! "$VENV/bin/python" -c 'import confluent_kafka, sys; sys.exit(0 if confluent_kafka.__version__ == "2.16.1" else 1)' 2>/dev/null; then

@@ -22,15 +22,7 @@ fi
 # Browser tests of the wasm API. No -q: the runner rejects --quiet (recipe G6).
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/webdriver.json"
-# cargo builds the package's binaries for an integration test; if src/main.rs does not compile
-# for wasm32, run the same tests (src/wasm/browser_tests.rs) from the lib's wasm test build.
-if cargo test --locked --target wasm32-unknown-unknown --test wasm_browser --no-run >/dev/null 2>&1; then
-  cargo test --locked --target wasm32-unknown-unknown --test wasm_browser
-else
-  echo "NOTE: the groupcoord binary does not build for wasm32, so tests/wasm_browser.rs cannot be" \
-       "built as an integration test; running the same browser tests from the lib instead." >&2
-  cargo test --locked --target wasm32-unknown-unknown --lib
-fi
+cargo test --locked --target wasm32-unknown-unknown --test wasm_browser
 
 # Playwright e2e against the page.
 (cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs)

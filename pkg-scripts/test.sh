@@ -31,11 +31,8 @@ fi
 run_suite wasm-build cargo build --locked --lib --target wasm32-unknown-unknown
 run_suite native-tests cargo test --locked
 if [ -z "${QUICK:-}" ]; then
-  for s in test-wasm.sh test-server.sh; do
-    if [ -x "pkg-scripts/$s" ]; then
-      run_suite "$s" "pkg-scripts/$s"
-    fi
-  done
+  run_suite wasm-browser-and-e2e pkg-scripts/test-wasm.sh
+  run_suite real-client-smoke env SKIP_RUST=1 pkg-scripts/test-server.sh
 fi
 
 echo

@@ -102,7 +102,9 @@ fn group(shape: &Shape) -> GroupSpec {
 }
 
 fn assign(g: &GroupSpec, t: &TopologySpec) -> GroupAssignment {
-    StickyTaskAssignor.assign(g, t).expect("sticky never fails")
+    StickyTaskAssignor { warmups: true }
+        .assign(g, t)
+        .expect("sticky never fails")
 }
 
 fn process(g: &GroupSpec, member: &str) -> String {

@@ -312,6 +312,7 @@ const Compare = {
     const pairs = {
       standby: [['standby replicas 0', (s) => s, [{ action: 'set_standby_replicas', replicas: 0 }]], ['standby replicas 1', (s) => s, [{ action: 'set_standby_replicas', replicas: 1 }]]],
       assignor: [['assignor sticky', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['assignor mock', (s) => s, [{ action: 'set_assignor', name: 'mock' }]]],
+      warmups: [['sticky (Kafka 4.4: no warm-ups)', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['sticky-warmups (KIP-441)', (s) => s, [{ action: 'set_assignor', name: 'sticky-warmups' }]]],
       seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
     }[kind];
     this.runs?.forEach((x) => x.r.sim.free());

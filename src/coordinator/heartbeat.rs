@@ -760,6 +760,22 @@ impl Coordinator {
         {
             bump = true;
         }
+        // groupcoord extension (KIP-441, only reachable with a warm-up placing assignor such as
+        // `sticky-warmups`): a warm-up task whose reported lag is now within
+        // acceptable.recovery.lag triggers a new assignment, so the task can move to it. Kafka 4.4
+        // assigns no warm-ups, so this never fires against its behaviour.
+        if !bump
+            && let Some(offsets) = &merged_offsets
+            && let Some(target) = group.target_assignment.get(&updated.member_id)
+            && target.warmup.iter().any(|t| {
+                match (offsets.offsets.get(&t), offsets.end_offsets.get(&t)) {
+                    (Some(o), Some(e)) => e.saturating_sub(*o) <= cfg.acceptable_recovery_lag,
+                    _ => false,
+                }
+            })
+        {
+            bump = true;
+        }
 
         // Step I: bump.
         let mut group_epoch = group.group_epoch;

@@ -263,13 +263,3 @@ impl WasmSimulation {
         to_js(&f)
     }
 }
-
-/// The browser tests, also built into the lib's wasm test binary (see `browser_tests.rs`).
-#[cfg(test)]
-mod browser_tests {
-    use crate as groupcoord;
-
-    wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-    include!("browser_tests.rs");
-}

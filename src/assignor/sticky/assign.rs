@@ -308,6 +308,15 @@ impl<'m, 'a> Standbys<'m, 'a> {
         self.member_standbys[to as usize].push(t);
     }
 
+    /// A standby of `t` on process `p` adds no tag value the task's copies lack, while another
+    /// rack group would.
+    fn adds_no_diversity(&self, t: u32, p: u32) -> bool {
+        let model = self.model;
+        let holders = self.holder_procs(t).to_vec();
+        let own = self.score(model.proc_group[p as usize], holders.iter().copied());
+        own == 0 && (0..model.n_groups as u32).any(|g| self.score(g, holders.iter().copied()) > 0)
+    }
+
     /// Number of tag keys for which group `g` has a value that none of `procs` has.
     fn score(&self, g: u32, procs: impl Iterator<Item = u32> + Clone) -> u32 {
         let model = self.model;
@@ -328,7 +337,11 @@ impl<'m, 'a> Standbys<'m, 'a> {
 
     fn run(mut self) {
         let model = self.model;
-        // 1. Previous standby holders keep their standbys while they have room.
+        // 1. Previous standby holders keep their standbys while they have room. With rack tags,
+        //    a previous standby that shares every tag value with the task's other copies is not
+        //    kept when some rack group would add diversity: step 2 places it (rack awareness over
+        //    standby stickiness; a same-rack standby protects little).
+        let rack_aware = model.n_keys > 0 && model.n_groups > 1;
         for i in 0..self.order.len() {
             let t = self.order[i];
             for h in model.holders_of(t) {
@@ -337,6 +350,9 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 }
                 let p = model.member_proc[h.member as usize];
                 if h.flags & PREV_STANDBY != 0 && !self.holds(t, p) && self.has_room(h.member) {
+                    if rack_aware && self.adds_no_diversity(t, p) {
+                        continue;
+                    }
                     self.place(t, h.member);
                 }
             }
