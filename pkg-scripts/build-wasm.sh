@@ -21,10 +21,12 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WBG_VER" 
     || cargo install wasm-bindgen-cli --version "=$WBG_VER" --root "$TOOLS"   # G1: webpki-roots
 fi
 
+# Fat LTO and one codegen unit for the wasm module (smaller than the native profile's thin LTO).
+OPT=(--config 'profile.release.lto=true' --config 'profile.release.codegen-units=1')
 if [ "${WASM_SIZE:-0}" = 1 ]; then
-  OPT=(--config 'profile.release.opt-level=3' --config 'profile.release.package.groupcoord.opt-level="s"')
+  OPT+=(--config 'profile.release.opt-level=3' --config 'profile.release.package.groupcoord.opt-level="s"')
 else
-  OPT=(--config 'profile.release.opt-level=2')
+  OPT+=(--config 'profile.release.opt-level=2')
 fi
 cargo build --locked --release --target wasm32-unknown-unknown --lib "${OPT[@]}"
 rm -rf www/pkg
