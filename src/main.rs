@@ -9,6 +9,12 @@
 #[cfg(target_arch = "wasm32")]
 fn main() {}
 
+/// mimalloc: requests are decoded on connection tasks and freed on the owner thread (and
+/// responses the other way round); glibc's arena locks serialised those frees under load.
+#[cfg(not(target_arch = "wasm32"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
     native::main()

@@ -612,37 +612,55 @@ impl Coordinator {
             }
         };
 
-        // Step C: the updated member.
-        let mut updated: StreamsMember = member.as_ref().clone();
-        if let Some(i) = &req.instance_id {
-            updated.instance_id = Some(i.clone());
+        // Step C: the updated member. Copied only when a field actually changes: a steady
+        // heartbeat changes nothing and must not pay for a copy of the member's task sets.
+        let mut updated: Cow<'_, StreamsMember> = Cow::Borrowed(member.as_ref());
+        if let Some(i) = &req.instance_id
+            && updated.instance_id.as_ref() != Some(i)
+        {
+            updated.to_mut().instance_id = Some(i.clone());
         }
-        if let Some(r) = &req.rack_id {
-            updated.rack_id = Some(r.clone());
+        if let Some(r) = &req.rack_id
+            && updated.rack_id.as_ref() != Some(r)
+        {
+            updated.to_mut().rack_id = Some(r.clone());
         }
-        if req.rebalance_timeout_ms != -1 {
-            updated.rebalance_timeout_ms = req.rebalance_timeout_ms;
+        if req.rebalance_timeout_ms != -1
+            && updated.rebalance_timeout_ms != req.rebalance_timeout_ms
+        {
+            updated.to_mut().rebalance_timeout_ms = req.rebalance_timeout_ms;
         }
-        if let Some(t) = &req.topology {
-            updated.topology_epoch = t.epoch;
+        if let Some(t) = &req.topology
+            && updated.topology_epoch != t.epoch
+        {
+            updated.to_mut().topology_epoch = t.epoch;
         }
-        updated.client_id = ctx.client_id.clone();
-        updated.client_host = ctx.client_host.clone();
-        if let Some(p) = &req.process_id {
-            updated.process_id = p.clone();
+        if updated.client_id != ctx.client_id {
+            updated.to_mut().client_id = ctx.client_id.clone();
+        }
+        if updated.client_host != ctx.client_host {
+            updated.to_mut().client_host = ctx.client_host.clone();
+        }
+        if let Some(p) = &req.process_id
+            && updated.process_id != *p
+        {
+            updated.to_mut().process_id = p.clone();
         }
         if let Some(tags) = &req.client_tags {
-            updated.client_tags = tags
+            let tags: BTreeMap<String, String> = tags
                 .iter()
                 .map(|kv| (kv.key.clone(), kv.value.clone()))
                 .collect();
+            if updated.client_tags != tags {
+                updated.to_mut().client_tags = tags;
+            }
         }
         let endpoint = req.user_endpoint.as_ref().map(|e| UserEndpoint {
             host: e.host.clone(),
             port: e.port,
         });
-        if joining || endpoint.is_some() {
-            updated.user_endpoint = endpoint;
+        if (joining || endpoint.is_some()) && updated.user_endpoint != endpoint {
+            updated.to_mut().user_endpoint = endpoint;
         }
         let metadata_changed = !updated.same_metadata(&member);
         let mut bump = if metadata_changed {
@@ -873,6 +891,29 @@ impl Coordinator {
                 || (tasks_changed && reconciled.user_endpoint.is_some()),
         };
 
+        // What the response and timers need of the reconciled member, taken before applying
+        // (the reconciled member may borrow from the group's current state).
+        let member_id = reconciled.member_id.clone();
+        let new_state = reconciled.state;
+        let new_epoch = reconciled.member_epoch;
+        let rebalance_timeout_ms = reconciled.rebalance_timeout_ms;
+        let missing_tags: Vec<String> = if ctx.api_version >= 1 {
+            cfg.rack_aware_assignment_tags
+                .iter()
+                .filter(|t| !reconciled.client_tags.contains_key(*t))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let task_lists = (joining || tasks_changed).then(|| {
+            (
+                reconciled.assigned.active.task_set().to_task_ids(),
+                reconciled.assigned.standby.to_task_ids(),
+                reconciled.assigned.warmup.to_task_ids(),
+            )
+        });
+
         // Apply: records, soft state, timers.
         self.apply(&records);
         let mut timers: Vec<TimerChange> = Vec::new();
@@ -884,15 +925,14 @@ impl Coordinator {
                 0,
             );
         }
-        let member_id = reconciled.member_id.clone();
         if assignment_changed {
             let key = TimerKey::RebalanceTimeout {
                 group_id: gid.clone(),
                 member_id: member_id.clone(),
             };
-            if reconciled.state == MemberState::UnrevokedTasks {
-                let at = now.plus(reconciled.rebalance_timeout_ms.max(0) as i64);
-                self.timer_schedule(&mut timers, key, at, reconciled.member_epoch);
+            if new_state == MemberState::UnrevokedTasks {
+                let at = now.plus(rebalance_timeout_ms.max(0) as i64);
+                self.timer_schedule(&mut timers, key, at, new_epoch);
             } else {
                 self.timer_cancel(&mut timers, &key);
             }
@@ -936,32 +976,19 @@ impl Coordinator {
                 ),
             ));
         }
-        if ctx.api_version >= 1 && !cfg.rack_aware_assignment_tags.is_empty() {
-            let missing: Vec<&str> = cfg
-                .rack_aware_assignment_tags
-                .iter()
-                .filter(|t| !reconciled.client_tags.contains_key(*t))
-                .map(String::as_str)
-                .collect();
-            if !missing.is_empty() {
-                statuses.push(status(
-                    status_code::MISSING_CLIENT_TAGS,
-                    format!(
-                        "Missing required client tags for rack-aware standby assignment: [{}]. \
-                         Configure them via 'client.tag.<tagKey>' in your Streams config.",
-                        missing.join(", ")
-                    ),
-                ));
-            }
+        if !missing_tags.is_empty() {
+            statuses.push(status(
+                status_code::MISSING_CLIENT_TAGS,
+                format!(
+                    "Missing required client tags for rack-aware standby assignment: [{}]. \
+                     Configure them via 'client.tag.<tagKey>' in your Streams config.",
+                    missing_tags.join(", ")
+                ),
+            ));
         }
-        let (active, standby, warmup) = if joining || tasks_changed {
-            (
-                Some(reconciled.assigned.active.task_set().to_task_ids()),
-                Some(reconciled.assigned.standby.to_task_ids()),
-                Some(reconciled.assigned.warmup.to_task_ids()),
-            )
-        } else {
-            (None, None, None)
+        let (active, standby, warmup) = match task_lists {
+            Some((a, s, w)) => (Some(a), Some(s), Some(w)),
+            None => (None, None, None),
         };
         let endpoint_epoch = if group_existed {
             group.endpoint_information_epoch
@@ -973,7 +1000,7 @@ impl Coordinator {
             .then(|| endpoint_information(group, &member_id, &self.metadata));
         let response = StreamsGroupHeartbeatResponse {
             member_id: member_id.clone(),
-            member_epoch: reconciled.member_epoch,
+            member_epoch: new_epoch,
             heartbeat_interval_ms: cfg.heartbeat_interval_ms,
             task_offset_interval_ms: cfg.task_offset_interval_ms,
             acceptable_recovery_lag: cfg.acceptable_recovery_lag,
