@@ -46,6 +46,9 @@ struct Slot {
     id: String,
     epoch: i32,
     active: Vec<TaskIds>,
+    /// Owned tasks changed since they were last sent (a Kafka client sends the task lists only
+    /// when they changed; `null` = unchanged).
+    send_tasks: bool,
 }
 
 const TOPIC: &str = "bench-input";
@@ -71,9 +74,9 @@ fn heartbeat(s: &Slot) -> StreamsGroupHeartbeatRequest {
         rebalance_timeout_ms: if joining { 60_000 } else { -1 },
         topology: joining.then(topology),
         process_id: joining.then(|| format!("proc-{}", s.id)),
-        active_tasks: Some(s.active.clone()),
-        standby_tasks: Some(vec![]),
-        warmup_tasks: Some(vec![]),
+        active_tasks: (joining || s.send_tasks).then(|| s.active.clone()),
+        standby_tasks: (joining || s.send_tasks).then(Vec::new),
+        warmup_tasks: (joining || s.send_tasks).then(Vec::new),
         ..Default::default()
     }
 }
@@ -127,9 +130,10 @@ async fn drive(
         out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body));
         Ok(())
     };
-    for (i, s) in slots.iter().enumerate() {
+    for (i, s) in slots.iter_mut().enumerate() {
         corr += 1;
         encode(s, corr, &mut out)?;
+        s.send_tasks = false;
         inflight.push_back((corr, i, Instant::now()));
     }
     wr.write_all(&out).await.map_err(|e| e.to_string())?;
@@ -158,6 +162,7 @@ async fn drive(
                 s.epoch = r.member_epoch;
                 if let Some(a) = r.active_tasks {
                     s.active = a;
+                    s.send_tasks = true;
                 }
             }
         }
@@ -172,6 +177,7 @@ async fn drive(
         if now < end {
             corr = corr.wrapping_add(1);
             encode(&slots[i], corr, &mut out)?;
+            slots[i].send_tasks = false;
             inflight.push_back((corr, i, now));
         }
         // Flush when nothing more is already buffered.
@@ -205,6 +211,7 @@ async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind) -> Result<Row, Str
             id: format!("bench-member-{i}"),
             epoch: 0,
             active: vec![],
+            send_tasks: false,
         })
         .collect();
     let start = Instant::now();
