@@ -168,6 +168,21 @@ impl CoordinatorConfig {
 }
 
 impl EffectiveGroupConfig {
+    /// Whether `stored` equals [`Self::assignment_configs_map`], without building the map (this
+    /// runs on every heartbeat).
+    pub fn assignment_configs_match(&self, stored: &BTreeMap<String, String>) -> bool {
+        let standby_ok = stored
+            .get("num.standby.replicas")
+            .is_some_and(|v| v.parse::<i32>().ok() == Some(self.num_standby_replicas));
+        let tags = &self.rack_aware_assignment_tags;
+        let tags_ok = match stored.get("rack.aware.assignment.tags") {
+            None => tags.is_empty(),
+            Some(v) => !tags.is_empty() && v.split(',').eq(tags.iter().map(String::as_str)),
+        };
+        let expected_len = 1 + usize::from(!tags.is_empty());
+        standby_ok && tags_ok && stored.len() == expected_len
+    }
+
     /// The epoch-relevant assignment configs (spec §3.9), sorted by key.
     pub fn assignment_configs_map(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
@@ -182,5 +197,35 @@ impl EffectiveGroupConfig {
             );
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The allocation-free comparison agrees with building the map (spec §3.9).
+    #[test]
+    fn assignment_configs_match_agrees_with_the_map() {
+        let base = CoordinatorConfig::default().for_group("g");
+        let with_tags = EffectiveGroupConfig {
+            rack_aware_assignment_tags: vec!["zone".into(), "rack".into()],
+            num_standby_replicas: 1,
+            ..base.clone()
+        };
+        let configs = [base.clone(), with_tags.clone()];
+        for a in &configs {
+            for b in &configs {
+                let stored = b.assignment_configs_map();
+                assert_eq!(
+                    a.assignment_configs_match(&stored),
+                    a.assignment_configs_map() == stored
+                );
+            }
+            assert!(!a.assignment_configs_match(&BTreeMap::new()));
+        }
+        let mut extra = base.assignment_configs_map();
+        extra.insert("x".into(), "y".into());
+        assert!(!base.assignment_configs_match(&extra));
     }
 }

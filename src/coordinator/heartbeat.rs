@@ -772,9 +772,8 @@ impl Coordinator {
         };
 
         // Step H: more bump triggers.
-        let configs_map = cfg.assignment_configs_map();
         if validated_epoch != group.validated_topology_epoch
-            || configs_map != group.last_assignment_configs
+            || !cfg.assignment_configs_match(&group.last_assignment_configs)
         {
             bump = true;
         }
@@ -806,7 +805,7 @@ impl Coordinator {
                     epoch: group_epoch,
                     metadata_hash: hash,
                     validated_topology_epoch: validated_epoch,
-                    last_assignment_configs: configs_map.clone(),
+                    last_assignment_configs: cfg.assignment_configs_map(),
                     stored_description_topology_epoch: group.stored_description_topology_epoch,
                     failed_description_topology_epoch: group.failed_description_topology_epoch,
                 }),
