@@ -321,6 +321,18 @@ impl StreamsGroup {
         self.members.insert(member.member_id.clone(), member);
     }
 
+    /// Change a member (created with Kafka's defaults when absent, as replay does, spec §6),
+    /// keeping the indexes in step.
+    pub fn update_member(&mut self, member_id: &str, change: impl FnOnce(&mut StreamsMember)) {
+        let mut m = self
+            .members
+            .get(member_id)
+            .cloned()
+            .unwrap_or_else(|| StreamsMember::new(member_id));
+        change(&mut m);
+        self.put_member(m);
+    }
+
     pub fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
         let old = self.members.remove(member_id)?;
         self.index.remove_member(&old);

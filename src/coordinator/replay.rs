@@ -2,7 +2,7 @@
 //! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
 
 use super::Coordinator;
-use super::group::{StreamsGroup, StreamsMember};
+use super::group::StreamsGroup;
 use crate::records::Record;
 
 /// A record that cannot be applied in the current state.
@@ -69,14 +69,8 @@ impl Coordinator {
                 value,
             } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id)?;
-                    let mut m = g
-                        .members
-                        .get(member_id)
-                        .cloned()
-                        .unwrap_or_else(|| StreamsMember::new(member_id));
-                    m.apply_metadata(v);
-                    g.put_member(m);
+                    self.group_mut_or_create(group_id)?
+                        .update_member(member_id, |m| m.apply_metadata(v));
                 }
                 None => {
                     let Some(g) = self.groups.streams_mut(group_id) else {
@@ -143,14 +137,8 @@ impl Coordinator {
                 value,
             } => match value {
                 Some(v) => {
-                    let g = self.group_mut_or_create(group_id)?;
-                    let mut m = g
-                        .members
-                        .get(member_id)
-                        .cloned()
-                        .unwrap_or_else(|| StreamsMember::new(member_id));
-                    m.apply_assignment(v);
-                    g.put_member(m);
+                    self.group_mut_or_create(group_id)?
+                        .update_member(member_id, |m| m.apply_assignment(v));
                 }
                 None => {
                     let Some(g) = self.groups.streams_mut(group_id) else {
