@@ -1,27 +1,42 @@
 //! The timer table (spec §3.13): timers are data. Operations schedule and cancel; the caller
 //! asks for the earliest deadline and fires due timers with its own `now`.
 //!
-//! Rescheduling a session timeout is on every heartbeat's path, so the key index is a hash map
-//! (with a fixed-key hasher: no randomness, no dependency on a system RNG under wasm) and the
-//! deadline index is ordered by (deadline, insertion sequence); an existing key is moved without
-//! copying it.
+//! Rescheduling a session timeout is on every heartbeat's path, so that path allocates nothing
+//! and moves no key: each armed key owns a slot (found through a hash index with a fixed-key
+//! hasher: no randomness, no system RNG under wasm), and the deadline index is a binary heap of
+//! `(deadline, sequence, slot)` entries. A reschedule pushes a new entry and leaves the old one
+//! behind as stale (its sequence no longer matches the slot's); stale entries are dropped when
+//! they reach the top and the heap is rebuilt when they outnumber the live ones, so memory stays
+//! bounded by the armed timers. Timers with equal deadlines fire in scheduling order.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasherDefault;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use rustc_hash::FxBuildHasher;
 
 use super::{TimerChange, TimerKey};
 use crate::types::Millis;
 
-type FixedHasher = BuildHasherDefault<DefaultHasher>;
+/// One armed timer.
+#[derive(Debug, Clone)]
+struct Armed {
+    key: TimerKey,
+    deadline: Millis,
+    tag: i32,
+    seq: u64,
+}
 
 /// Armed timers, by key and by deadline.
 #[derive(Debug, Clone, Default)]
 pub struct Timers {
-    /// key -> (deadline, tag, sequence).
-    by_key: HashMap<TimerKey, (Millis, i32, u64), FixedHasher>,
-    /// (deadline, sequence) -> key: timers with equal deadlines fire in scheduling order.
-    by_deadline: BTreeMap<(Millis, u64), TimerKey>,
+    /// key -> slot index.
+    by_key: HashMap<TimerKey, u32, FxBuildHasher>,
+    /// Slot storage; `None` slots are free (listed in `free`).
+    slots: Vec<Option<Armed>>,
+    free: Vec<u32>,
+    /// Min-heap of (deadline, sequence, slot); entries whose sequence differs from the slot's
+    /// are stale. Invariant after every operation: the top entry, if any, is live.
+    by_deadline: BinaryHeap<Reverse<(Millis, u64, u32)>>,
     next_seq: u64,
 }
 
@@ -31,25 +46,47 @@ impl Timers {
     pub fn schedule(&mut self, key: TimerKey, deadline: Millis, tag: i32) -> TimerChange {
         let seq = self.next_seq;
         self.next_seq += 1;
-        match self.by_key.get_mut(&key) {
-            Some(entry) => {
-                let stored = self.by_deadline.remove(&(entry.0, entry.2));
-                *entry = (deadline, tag, seq);
-                self.by_deadline
-                    .insert((deadline, seq), stored.unwrap_or_else(|| key.clone()));
+        let slot = match self.by_key.get(&key) {
+            Some(&slot) => {
+                if let Some(a) = self.slots[slot as usize].as_mut() {
+                    a.deadline = deadline;
+                    a.tag = tag;
+                    a.seq = seq;
+                }
+                slot
             }
             None => {
-                self.by_deadline.insert((deadline, seq), key.clone());
-                self.by_key.insert(key.clone(), (deadline, tag, seq));
+                let armed = Some(Armed {
+                    key: key.clone(),
+                    deadline,
+                    tag,
+                    seq,
+                });
+                let slot = match self.free.pop() {
+                    Some(s) => {
+                        self.slots[s as usize] = armed;
+                        s
+                    }
+                    None => {
+                        self.slots.push(armed);
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                self.by_key.insert(key.clone(), slot);
+                slot
             }
-        }
+        };
+        self.by_deadline.push(Reverse((deadline, seq, slot)));
+        self.tidy();
         TimerChange::Schedule { key, deadline }
     }
 
     /// Disarm a timer; `None` when it was not armed.
     pub fn cancel(&mut self, key: &TimerKey) -> Option<TimerChange> {
-        let (deadline, _, seq) = self.by_key.remove(key)?;
-        self.by_deadline.remove(&(deadline, seq));
+        let slot = self.by_key.remove(key)?;
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
+        self.tidy();
         Some(TimerChange::Cancel { key: key.clone() })
     }
 
@@ -58,34 +95,144 @@ impl Timers {
     }
 
     pub fn deadline(&self, key: &TimerKey) -> Option<Millis> {
-        self.by_key.get(key).map(|(d, _, _)| *d)
+        let slot = *self.by_key.get(key)?;
+        self.slots[slot as usize].as_ref().map(|a| a.deadline)
     }
 
     pub fn next(&self) -> Option<(Millis, TimerKey)> {
-        self.by_deadline
-            .iter()
-            .next()
-            .map(|((d, _), k)| (*d, k.clone()))
+        let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
+        let a = self.slots[slot as usize].as_ref()?;
+        Some((deadline, a.key.clone()))
     }
 
     /// Remove and return the earliest timer due at `now`, with its tag.
     pub fn pop_due(&mut self, now: Millis) -> Option<(TimerKey, i32)> {
-        let (&(deadline, seq), _) = self.by_deadline.iter().next()?;
+        let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
         if deadline > now {
             return None;
         }
-        let key = self.by_deadline.remove(&(deadline, seq))?;
-        let (_, tag, _) = self.by_key.remove(&key)?;
-        Some((key, tag))
+        self.by_deadline.pop();
+        let a = self.slots[slot as usize].take()?;
+        self.free.push(slot);
+        self.by_key.remove(&a.key);
+        self.tidy();
+        Some((a.key, a.tag))
     }
 
     /// Armed keys in firing order.
     pub fn keys(&self) -> impl Iterator<Item = &TimerKey> {
-        self.by_deadline.values()
+        let mut armed: Vec<&Armed> = self.slots.iter().flatten().collect();
+        armed.sort_unstable_by_key(|a| (a.deadline, a.seq));
+        armed.into_iter().map(|a| &a.key)
     }
 
     pub fn clear(&mut self) {
-        self.by_key.clear();
-        self.by_deadline.clear();
+        *self = Timers {
+            next_seq: self.next_seq,
+            ..Timers::default()
+        };
+    }
+
+    /// Restore the invariants: a live top entry, and stale entries at most about as many as
+    /// live ones (a rebuild is O(n) after n reschedules: amortized O(1) each).
+    fn tidy(&mut self) {
+        let live = |slots: &[Option<Armed>],
+                    &Reverse((_, seq, slot)): &Reverse<(Millis, u64, u32)>| {
+            slots[slot as usize].as_ref().is_some_and(|a| a.seq == seq)
+        };
+        if self.by_deadline.len() > 2 * self.by_key.len() + 64 {
+            let slots = &self.slots;
+            self.by_deadline.retain(|e| live(slots, e));
+        }
+        while let Some(top) = self.by_deadline.peek() {
+            if live(&self.slots, top) {
+                break;
+            }
+            self.by_deadline.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(m: &str) -> TimerKey {
+        TimerKey::SessionTimeout {
+            group_id: "g".into(),
+            member_id: m.into(),
+        }
+    }
+
+    fn drain(t: &mut Timers, now: i64) -> Vec<(TimerKey, i32)> {
+        std::iter::from_fn(|| t.pop_due(Millis(now))).collect()
+    }
+
+    #[test]
+    fn fires_by_deadline_then_scheduling_order() {
+        let mut t = Timers::default();
+        t.schedule(session("b"), Millis(20), 1);
+        t.schedule(session("a"), Millis(10), 2);
+        t.schedule(session("c"), Millis(20), 3);
+        assert_eq!(t.next(), Some((Millis(10), session("a"))));
+        assert_eq!(
+            t.keys().cloned().collect::<Vec<_>>(),
+            [session("a"), session("b"), session("c")]
+        );
+        assert_eq!(drain(&mut t, 9), []);
+        assert_eq!(
+            drain(&mut t, 20),
+            [(session("a"), 2), (session("b"), 1), (session("c"), 3)]
+        );
+        assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn reschedule_moves_the_deadline_and_the_tag() {
+        let mut t = Timers::default();
+        t.schedule(session("a"), Millis(10), 1);
+        t.schedule(session("b"), Millis(15), 1);
+        t.schedule(session("a"), Millis(30), 7);
+        assert_eq!(t.deadline(&session("a")), Some(Millis(30)));
+        assert_eq!(t.next(), Some((Millis(15), session("b"))));
+        assert_eq!(drain(&mut t, 29), [(session("b"), 1)]);
+        assert_eq!(drain(&mut t, 30), [(session("a"), 7)]);
+        // Rescheduled to the same deadline as another: scheduling order decides.
+        t.schedule(session("x"), Millis(50), 0);
+        t.schedule(session("y"), Millis(40), 0);
+        t.schedule(session("y"), Millis(50), 0);
+        assert_eq!(drain(&mut t, 50), [(session("x"), 0), (session("y"), 0)]);
+    }
+
+    #[test]
+    fn cancel_disarms_and_frees_the_slot() {
+        let mut t = Timers::default();
+        t.schedule(session("a"), Millis(10), 0);
+        t.schedule(session("b"), Millis(20), 0);
+        assert!(t.cancel(&session("a")).is_some());
+        assert!(t.cancel(&session("a")).is_none());
+        assert!(!t.is_scheduled(&session("a")));
+        assert_eq!(t.next(), Some((Millis(20), session("b"))));
+        t.schedule(session("c"), Millis(5), 0);
+        assert_eq!(t.slots.len(), 2, "the cancelled slot is reused");
+        assert_eq!(drain(&mut t, 100), [(session("c"), 0), (session("b"), 0)]);
+    }
+
+    #[test]
+    fn stale_entries_stay_bounded_under_constant_rescheduling() {
+        let mut t = Timers::default();
+        for i in 0..100_000i64 {
+            let m = format!("m{}", i % 10);
+            t.schedule(session(&m), Millis(1_000 + i), 0);
+        }
+        assert!(
+            t.by_deadline.len() <= 2 * 10 + 64 + 1,
+            "{}",
+            t.by_deadline.len()
+        );
+        assert_eq!(t.keys().count(), 10);
+        let fired = drain(&mut t, i64::MAX);
+        assert_eq!(fired.len(), 10);
+        assert_eq!(fired[0].0, session("m0"));
     }
 }
