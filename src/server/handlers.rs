@@ -73,6 +73,10 @@ pub struct State {
     pub counters: Counters,
     /// In-memory partition logs (Produce/Fetch/ListOffsets/...; not durable).
     pub data: super::data_plane::DataPlane,
+    /// The last heartbeat's request context, reused while client id and host stay the same
+    /// (consecutive requests mostly come from one connection's batch): no allocation per
+    /// heartbeat.
+    ctx: RequestContext,
 }
 
 /// The result of one request.
@@ -90,6 +94,7 @@ impl State {
             port,
             counters: Counters::default(),
             data: super::data_plane::DataPlane::new(),
+            ctx: RequestContext::default(),
         }
     }
 
@@ -224,12 +229,16 @@ impl State {
     ) -> StreamsGroupHeartbeatResponse {
         // Broker-layer checks (streams enabled, internal/invalid topic names, spec §3.1) are
         // done by the coordinator itself.
-        let ctx = RequestContext {
-            client_id: h.client_id.clone().unwrap_or_default(),
-            client_host: format!("/{peer}"),
-            api_version: h.api_version,
-        };
-        let o = self.coord.streams_group_heartbeat(now, &ctx, r);
+        let client_id = h.client_id.as_deref().unwrap_or_default();
+        if self.ctx.client_id != client_id {
+            client_id.clone_into(&mut self.ctx.client_id);
+        }
+        // Java's InetAddress.toString() form: "/" + address.
+        if self.ctx.client_host.strip_prefix('/') != Some(peer) {
+            self.ctx.client_host = format!("/{peer}");
+        }
+        self.ctx.api_version = h.api_version;
+        let o = self.coord.streams_group_heartbeat(now, &self.ctx, r);
         self.absorb(o, entries)
     }
 
