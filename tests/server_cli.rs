@@ -115,3 +115,47 @@ fn sigterm_exits_0_and_corrupt_log_stops_start() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `bench load` end to end on a tiny load: both loads run for every round, heartbeats reach
+/// the coordinator without errors (members join, get tasks and leave), and the ratio is printed.
+#[test]
+fn bench_load_alternates_rounds_and_reports_a_ratio() {
+    let out = bin()
+        .args(["bench", "load", "--members", "40", "--groups", "2"])
+        .args(["--duration", "1", "--warmup", "1", "--rounds", "2"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| StreamsGroupHeartbeat") || l.starts_with("| ApiVersions"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for (i, r) in rows.iter().enumerate() {
+        // | name | round | connections | in flight | requests/s | p50 | p99 | errors |
+        assert_eq!(r[2], (i / 2 + 1).to_string(), "{stdout}");
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "no requests: {stdout}");
+        assert_eq!(r[8], "0", "errors: {stdout}");
+    }
+    assert!(stdout.contains("per-round ratios"), "{stdout}");
+    assert!(
+        stdout.contains("heartbeat / baseline throughput ratio: "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bench_load_rejects_zero_rounds_naming_the_option() {
+    let out = bin()
+        .args(["bench", "load", "--rounds", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rounds"));
+}

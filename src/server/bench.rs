@@ -38,6 +38,10 @@ pub struct LoadArgs {
     /// Use a running server instead of starting one (with a temporary data dir).
     #[arg(long)]
     pub addr: Option<SocketAddr>,
+    /// Measure each load this many times, alternating heartbeat and baseline rounds, so that a
+    /// change in the machine's load hits both sides; the ratio is taken of the medians.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
 }
 
 #[derive(Clone)]
@@ -205,6 +209,28 @@ async fn drive(
             out.clear();
         }
     }
+    if kind == Kind::Heartbeat {
+        // Leave the group (epoch -1), as a closing client does, so the next round starts from
+        // an empty server instead of members waiting out their session timeouts.
+        for s in &slots {
+            corr = corr.wrapping_add(1);
+            let leave = StreamsGroupHeartbeatRequest {
+                group_id: s.group.clone(),
+                member_id: s.id.clone(),
+                member_epoch: -1,
+                ..Default::default()
+            };
+            let body = heartbeat_body(&leave, version)?;
+            out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body));
+        }
+        wr.write_all(&out).await.map_err(|e| e.to_string())?;
+        for _ in &slots {
+            let mut len = [0u8; 4];
+            rd.read_exact(&mut len).await.map_err(|e| e.to_string())?;
+            frame.resize(u32::from_be_bytes(len) as usize, 0);
+            rd.read_exact(&mut frame).await.map_err(|e| e.to_string())?;
+        }
+    }
     Ok(res)
 }
 
@@ -219,14 +245,14 @@ pub struct Row {
     pub errors: u64,
 }
 
-async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind) -> Result<Row, String> {
+async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Result<Row, String> {
     let conns = a
         .connections
         .unwrap_or(a.members.div_ceil(20))
         .clamp(1, a.members.max(1));
     let slots: Vec<Slot> = (0..a.members)
         .map(|i| Slot {
-            group: format!("bench-group-{}", i % a.groups.max(1)),
+            group: format!("bench-r{round}-group-{}", i % a.groups.max(1)),
             id: format!("bench-member-{i}"),
             epoch: 0,
             active: vec![],
@@ -315,26 +341,57 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         }
     );
     let mut rows = Vec::new();
-    for kind in [Kind::Heartbeat, Kind::ApiVersions] {
-        match run_kind(addr, &a, kind).await {
-            Ok(r) => rows.push(r),
-            Err(e) => {
-                eprintln!("bench: {e}");
-                return ExitCode::from(1);
+    for round in 0..a.rounds {
+        for kind in [Kind::Heartbeat, Kind::ApiVersions] {
+            match run_kind(addr, &a, kind, round).await {
+                Ok(r) => rows.push(r),
+                Err(e) => {
+                    eprintln!("bench: {e}");
+                    return ExitCode::from(1);
+                }
             }
         }
     }
     println!();
-    println!("| load | connections | in flight | requests/s | p50 ms | p99 ms | errors |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for r in &rows {
+    println!("| load | round | connections | in flight | requests/s | p50 ms | p99 ms | errors |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, r) in rows.iter().enumerate() {
         println!(
-            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
-            r.name, r.connections, r.slots, r.per_sec, r.p50_ms, r.p99_ms, r.errors
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
+            r.name,
+            i / 2 + 1,
+            r.connections,
+            r.slots,
+            r.per_sec,
+            r.p50_ms,
+            r.p99_ms,
+            r.errors
         );
     }
-    let ratio = rows[0].per_sec / rows[1].per_sec.max(1.0);
+    let median = |kind: usize| {
+        let mut v: Vec<f64> = rows
+            .iter()
+            .skip(kind)
+            .step_by(2)
+            .map(|r| r.per_sec)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ratios: Vec<String> = rows
+        .chunks(2)
+        .map(|p| format!("{:.2}", p[0].per_sec / p[1].per_sec.max(1.0)))
+        .collect();
+    let ratio = median(0) / median(1).max(1.0);
     println!();
+    if a.rounds > 1 {
+        println!(
+            "median heartbeats/s {:.0}, median baseline/s {:.0}; per-round ratios {}",
+            median(0),
+            median(1),
+            ratios.join(", ")
+        );
+    }
     println!("heartbeat / baseline throughput ratio: {ratio:.2}");
     if let Some(h) = server {
         h.shutdown().await;
