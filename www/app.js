@@ -34,7 +34,16 @@ async function boot() {
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
   if (pl) await openTrace(pl[1]);
-  else startPreset(params.get('preset') ?? S.presets[0].name);
+  else if (params.has('members') || params.has('partitions')) {
+    try {
+      S.scaled = scaledOptions(params);
+      startScaled(S.scaled);
+    } catch (e) {
+      S.scaled = null;
+      toast(e.message, true);
+      startPreset(params.get('preset') ?? S.presets[0].name);
+    }
+  } else startPreset(params.get('preset') ?? S.presets[0].name);
   wire();
   if (params.has('live')) showTab('live');
   document.body.dataset.ready = 'true';
@@ -50,6 +59,59 @@ function startPreset(name, seed) {
   setDriver(new Driver(S.W, spec, p.actions, p.name));
   $('preset').value = p.name;
   $('preset').title = p.description;
+}
+
+// ---- ?members=N[&partitions=P]: a preset scaled to N one-thread members -------------------------
+
+const MAX_MEMBERS = 500, MAX_PARTITIONS = 1000;
+
+/** Validates the URL options; throws an Error with a message for the user. */
+function scaledOptions(params) {
+  const int = (name, max) => {
+    const raw = params.get(name);
+    if (raw == null) return null;
+    if (!/^\s*\d+\s*$/.test(raw)) throw new Error(`?${name}=${raw.slice(0, 20)} is not a whole number (use 1 to ${max}); showing the scenario as it is.`);
+    const v = Number(raw);
+    if (v < 1 || v > max) throw new Error(`?${name}=${v} is out of range (1 to ${max}); showing the scenario as it is.`);
+    return v;
+  };
+  const name = params.get('preset') ?? S.presets[0].name;
+  if (!preset(name)) throw new Error(`?preset=${name.slice(0, 40)} is not a scenario; showing ${S.presets[0].name}.`);
+  return { preset: name, members: int('members', MAX_MEMBERS), partitions: int('partitions', MAX_PARTITIONS) };
+}
+
+/** The preset with its processes replaced by `members` one-thread processes p1…pN (flags of its
+ * first process) and every topic at `partitions`. Its actions are kept: processes it adds are
+ * renamed after pN, actions on members of processes beyond pN are dropped. */
+function scaledRun({ preset: name, members, partitions }, seed) {
+  const p = preset(name);
+  const spec = structuredClone(p.spec);
+  if (seed != null) spec.seed = seed;
+  let actions = structuredClone(p.actions);
+  if (members != null) {
+    const first = spec.processes[0] ?? { rack: null, client_tags: {}, static_members: false };
+    spec.processes = Array.from({ length: members }, (_, i) => ({ ...first, process_id: `p${i + 1}`, threads: 1, start_at_ms: 0 }));
+    const have = new Set(spec.processes.map((x) => x.process_id));
+    let next = members;
+    const renamed = new Map();
+    actions = actions.flatMap((a) => {
+      if (a.action === 'add_process') {
+        if (!renamed.has(a.process.process_id)) renamed.set(a.process.process_id, `p${++next}`);
+        return [{ ...a, process: { ...a.process, process_id: renamed.get(a.process.process_id) } }];
+      }
+      const proc = typeof a.member === 'string' ? a.member.replace(/-t\d+$/, '') : a.process_id;
+      if (proc != null && !have.has(proc) && ![...renamed.values()].includes(proc)) return [];
+      return [a];
+    });
+  }
+  if (partitions != null) for (const t of Object.keys(spec.topics)) spec.topics[t] = partitions;
+  return { spec, actions, label: `${name} × ${members ?? spec.processes.length} members` };
+}
+
+function startScaled(opts, seed) {
+  const { spec, actions } = scaledRun(opts, seed);
+  setDriver(new Driver(S.W, spec, actions, null));
+  $('preset').value = opts.preset;
 }
 
 function setDriver(d) {
@@ -103,8 +165,17 @@ function resetViews() {
 
 function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
 
+// Per-view timing: T holds moving averages; while PERF.on, each animation frame that did work also
+// leaves a sample {sim, lanes, chart, cards, grid, total} in PERF.samples (bench-frames.mjs).
 const T = {};
-function timed(k, fn) { const t0 = performance.now(); fn(); T[k] = (T[k] ?? 0) * 0.9 + (performance.now() - t0) * 0.1; }
+const PERF = { on: false, samples: [], cur: null, max: 20000 };
+function timed(k, fn) {
+  const t0 = performance.now();
+  fn();
+  const dt = performance.now() - t0;
+  T[k] = (T[k] ?? 0) * 0.9 + dt * 0.1;
+  if (PERF.cur) PERF.cur[k] = (PERF.cur[k] ?? 0) + dt;
+}
 function render() {
   const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
@@ -160,6 +231,8 @@ function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_
 function pause() { S.playing = false; $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
 
 function loop(ts) {
+  const t0 = performance.now();
+  PERF.cur = PERF.on ? {} : null;
   try {
     if (S.pendingSeek != null) {
       const t = S.pendingSeek;
@@ -180,6 +253,11 @@ function loop(ts) {
     pause();
     fatal(e.message);
   }
+  if (PERF.cur && Object.keys(PERF.cur).length) {
+    PERF.cur.total = performance.now() - t0;
+    if (PERF.samples.length < PERF.max) PERF.samples.push(PERF.cur);
+  }
+  PERF.cur = null;
   requestAnimationFrame(loop);
 }
 
@@ -398,7 +476,12 @@ function wire() {
   showSpeed();
   $('scrub').oninput = (e) => { pause(); S.pendingSeek = Number(e.target.value); };
   $('preset').onchange = (e) => { pause(); startPreset(e.target.value); };
-  $('seed').onchange = (e) => { pause(); startPreset(S.driver.presetName ?? S.presets[0].name, Math.max(0, Math.round(Number(e.target.value) || 0))); };
+  $('seed').onchange = (e) => {
+    pause();
+    const seed = Math.max(0, Math.round(Number(e.target.value) || 0));
+    if (S.scaled && !S.driver.presetName) startScaled(S.scaled, seed);
+    else startPreset(S.driver.presetName ?? S.presets[0].name, seed);
+  };
   $('permalink').onclick = async () => {
     const text = await encodeTrace(S.driver.trace());
     const url = `${location.origin}${location.pathname}${location.search}#pl=${text}`;
@@ -441,6 +524,6 @@ function toast(msg, error = false) {
 }
 
 // Test and console hook: read-only access to the current run.
-window.explorer = { timing: T, views: V, ingest: (f) => { ingest(f); S.needRender = true; }, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+window.explorer = { timing: T, perf: PERF, views: V, ingest: (f) => { ingest(f); S.needRender = true; }, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
 
 boot();
