@@ -150,10 +150,10 @@ async function openTrace(text) {
 
 const V = {};
 function resetViews() {
-  V.chart ??= new EpochChart($('chart'));
+  V.chart ??= new EpochChart($('chart'), { onResize: () => { S.needRender = true; } });
   V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
   V.grid ??= new AssignmentGrid($('grid'));
-  V.lanes ??= new Swimlanes($('lanes'), { onSelect: (m) => { pause(); renderMessageDetail($('detail'), m); } });
+  V.lanes ??= new Swimlanes($('lanes'), { onSelect: (m) => { pause(); renderMessageDetail($('detail'), m); }, onResize: () => { S.needRender = true; } });
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -496,7 +496,6 @@ function wire() {
   $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
   document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
   window.addEventListener('resize', () => { S.needRender = true; });
-  $('lanes').addEventListener('scroll', () => { S.needRender = true; }, { passive: true });
   window.addEventListener('hashchange', async () => {
     const pl = location.hash.match(/[#&]pl=([^&]+)/);
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }

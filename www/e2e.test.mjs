@@ -82,10 +82,21 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   }, { id: victim, tasks: victimTasks }, { timeout: 30000 });
   await page.click('[data-testid=play]');
   await page.waitForTimeout(100);
-  // The grid shows two member columns, every cell at its target.
-  const cols = await page.$$eval('[data-testid=grid] thead th', (th) => th.length - 1);
-  assert.equal(cols, 2);
+  // The grid (a canvas) shows two member columns, the survivors, every cell at its target; each of
+  // the victim's tasks is drawn active in a survivor's column, and hovering a cell names it.
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '2');
+  const cols = (await page.getAttribute('[data-testid=grid]', 'data-columns')).split(' ');
+  assert.equal(cols.length, 2);
+  assert.ok(!cols.includes(victim), 'the crashed member has no column');
   assert.equal(await page.getAttribute('[data-testid=grid-summary]', 'data-mismatch'), '0');
+  assert.match(await page.textContent('[data-testid=grid-summary]'), / × 2 members · 0 cells differ/);
+  const drawn = await page.evaluate(({ tasks, cols }) => tasks.map((t) => cols.map((m) => window.explorer.views.grid.cell(t, m).current)), { tasks: victimTasks, cols });
+  for (const row of drawn) assert.equal(row.filter((r) => r === 'active').length, 1, `each task active in one survivor column: ${JSON.stringify(drawn)}`);
+  await page.$eval('#grid', (el) => el.scrollIntoView());
+  const box = await page.evaluate(({ task, member }) => window.explorer.views.grid.cellCenter(task, member),
+    { task: victimTasks[0], member: cols.find((m, i) => drawn[0][i] === 'active') });
+  await page.mouse.move(box.x, box.y);
+  assert.match(await page.getAttribute('#grid canvas', 'title'), new RegExp(`^${victimTasks[0]} @ .*\ncurrent: active\ntarget: active$`));
   const invOk = await page.getAttribute('[data-testid=invariants]', 'data-ok');
   assert.equal(invOk, 'true');
   await page.screenshot({ path: `${OUT}02-after-crash-failover.png` });
