@@ -228,7 +228,22 @@ function ingest(f) {
 function speed() { return 10 ** Number($('speed').value); }
 function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? s.toFixed(1) : Math.round(s)}×`; }
 function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
-function pause() { S.playing = false; $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
+function pause() { S.playing = false; S.speedAcc = null; if ($('speedeff')) { $('speedeff').textContent = ''; $('speedeff').hidden = true; } $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
+
+// Wall time per animation frame the simulation may use: with many members it cannot always run at
+// the requested speed; playback then slows down (shown next to the speed) instead of the frame rate.
+const SIM_BUDGET_MS = 7;
+
+/** The speed actually achieved over the last half second, shown when below the requested one. */
+function trackSpeed(realMs, simMs) {
+  const a = (S.speedAcc ??= { real: 0, sim: 0 });
+  a.real += realMs; a.sim += simMs;
+  if (a.real < 500) return;
+  const eff = a.sim / a.real, want = speed(), el = $('speedeff');
+  S.speedAcc = { real: 0, sim: 0 };
+  const text = eff < 0.9 * want ? `≈${eff < 10 ? eff.toFixed(1) : Math.round(eff)}×` : '';
+  if (el.textContent !== text) { el.textContent = text; el.hidden = !text; }
+}
 
 function loop(ts) {
   const t0 = performance.now();
@@ -243,8 +258,15 @@ function loop(ts) {
     }
     if (S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
-        const ms = Math.min(250, ts - S.lastTs) * speed();
-        if (ms >= 1) { timed('sim', () => ingest(S.driver.advance(ms))); S.needRender = true; }
+        const real = Math.min(250, ts - S.lastTs), ms = real * speed();
+        if (ms >= 1) {
+          timed('sim', () => {
+            const f = S.driver.advance(ms, SIM_BUDGET_MS);
+            ingest(f);
+            trackSpeed(real, ms - f.behindMs);
+          });
+          S.needRender = true;
+        }
       }
       S.lastTs = ts;
     }

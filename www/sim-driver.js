@@ -25,6 +25,7 @@ export class Driver {
     this.presetName = presetName;
     this.actions = [...actions].sort((a, b) => a.at_ms - b.at_ms);
     this.maxTime = 0;
+    this.costPerMs = 0.01; // wall ms per simulated ms, measured while playing
     this.sim = null;
     this.seek(0);
   }
@@ -68,20 +69,45 @@ export class Driver {
     return f;
   }
 
-  /** Advances `ms`, applying kept actions at their times. Returns the frame. */
-  advance(ms) {
+  /** Advances `ms`, applying kept actions at their times. Returns the frame.
+   *
+   * `budgetMs` caps the wall time spent stepping: the simulation is stepped in slices sized from
+   * its measured cost per simulated ms and stops at the slice that exhausts the budget, so a frame
+   * stays short even when the simulation cannot keep up with the requested speed (playback then
+   * runs slower than asked; `f.behindMs` says how much simulated time this frame did not cover).
+   * One slice cannot be split: a single costly event (an assignment) can still exceed it. */
+  advance(ms, budgetMs = Infinity) {
     ms = Math.max(0, Math.round(ms));
     let now = this.now;
-    const end = now + ms;
+    const end = now + ms, t0 = performance.now(), deadline = t0 + budgetMs;
     const events = [];
-    while (this.applied < this.actions.length && this.actions[this.applied].at_ms <= end) {
-      const a = this.actions[this.applied];
-      if (a.at_ms > now) events.push(...this.sim.step(a.at_ms - now));
-      events.push(...this.sim.apply(actionOf(a)));
-      this.applied++;
-      now = this.sim.now();
+    const push = (evs) => { for (const e of evs) events.push(e); };
+    while (now < end) {
+      while (this.applied < this.actions.length && this.actions[this.applied].at_ms <= now) {
+        push(this.sim.apply(actionOf(this.actions[this.applied])));
+        this.applied++;
+      }
+      let stop = end;
+      if (this.applied < this.actions.length) stop = Math.min(stop, Math.max(now + 1, this.actions[this.applied].at_ms));
+      if (budgetMs !== Infinity) {
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        // Half the remaining budget at the cost measured so far (ms of wall time per simulated ms).
+        stop = Math.min(stop, now + Math.max(10, Math.floor(left / 2 / this.costPerMs)));
+      }
+      const a = performance.now();
+      push(this.sim.step(stop - now));
+      const spent = performance.now() - a, next = this.sim.now();
+      if (next > now) this.costPerMs = 0.7 * this.costPerMs + 0.3 * Math.max(1e-4, spent / (next - now));
+      now = next;
     }
-    return this.pull(end - now, events);
+    while (now >= end && this.applied < this.actions.length && this.actions[this.applied].at_ms <= now) {
+      push(this.sim.apply(actionOf(this.actions[this.applied])));
+      this.applied++;
+    }
+    const f = this.pull(0, events);
+    f.behindMs = Math.max(0, end - now);
+    return f;
   }
 
   /** Applies a new user action now. Later kept actions are discarded (a fork); returns how many. */
