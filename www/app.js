@@ -185,7 +185,14 @@ function render() {
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
   timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
   timed('chart', () => V.chart.render(now, S.order));
-  if (S.pendingRecords.length) { V.records.append(S.pendingRecords); S.pendingRecords = []; }
+  // The record log takes new rows at most 4 times a second while playing (bursts of hundreds of
+  // records at 100 members would otherwise rebuild its table every frame).
+  const real = performance.now();
+  if (S.pendingRecords.length && (!S.playing || real - (S.recordsAt ?? 0) >= 250)) {
+    V.records.append(S.pendingRecords.length > 300 ? S.pendingRecords.slice(-300) : S.pendingRecords);
+    S.pendingRecords = [];
+    S.recordsAt = real;
+  }
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(g, S.order));
   renderInvariants($('invariants'), f.invariants);
@@ -214,6 +221,7 @@ function ingest(f) {
   V.chart.ingest(f.newRecords);
   // DOM writes wait for render(), after its layout reads.
   for (const r of f.newRecords) S.pendingRecords.push(r);
+  if (S.pendingRecords.length > 600) S.pendingRecords.splice(0, S.pendingRecords.length - 300);
   const bad = f.invariants.filter((i) => !i.ok);
   const evBad = f.events.filter((e) => e.kind === 'invariant_violated');
   if ((bad.length || evBad.length) && !S.violated) {

@@ -120,7 +120,16 @@ const ARC_R = 13, ARC_C = 2 * Math.PI * ARC_R;
 
 export class MemberCards {
   constructor(el, { onMenu } = {}) {
-    this.el = el; this.cards = new Map(); this.onMenu = onMenu;
+    this.el = el; this.cards = new Map(); this.onMenu = onMenu; this.now = 0;
+    // Session arcs tick every frame: only the cards in view are touched (100 members: about 12);
+    // a card scrolled into view catches up at once. (Off-screen cards also skip rendering:
+    // content-visibility: auto in style.css.)
+    this.visible = new Set();
+    this.io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (e.isIntersecting) { this.visible.add(e.target); this.arc(e.target); } else this.visible.delete(e.target);
+      }
+    }, { root: el, rootMargin: '120px 0px' });
     if (onMenu) {
       el.addEventListener('contextmenu', (e) => this.menu(e));
       el.addEventListener('click', (e) => { if (e.target.closest('.menu-btn')) this.menu(e); });
@@ -133,6 +142,7 @@ export class MemberCards {
     this.onMenu(card.dataset.member, e.clientX, e.clientY);
   }
   update(g, now, order) {
+    this.now = now;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
     let prev = null;
@@ -145,22 +155,31 @@ export class MemberCards {
         c.dataset.member = m.member_id;
         c.dataset.testid = 'member-card';
         this.cards.set(m.member_id, c);
+        this.io.observe(c);
       }
       if ((prev ? prev.nextSibling : this.el.firstChild) !== c) this.el.insertBefore(c, prev ? prev.nextSibling : this.el.firstChild);
       prev = c;
-      const { session_deadline_ms, next_heartbeat_ms, rebalance_deadline_ms, ...stable } = m;
-      const key = JSON.stringify(stable);
-      if (c._key !== key) { c._key = key; c._off = c._label = null; this.fill(c, m, g, order); }
-      const arc = c.querySelector('.arc');
-      if (arc) {
-        const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - now) : null;
-        const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
-        const off = (ARC_C * (1 - frac)).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
-        if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
-        if (c._label !== label) { c._label = label; c.querySelector('.arc-label').textContent = label; }
-      }
+      c._m = m;
+      const color = memberColor(m.member_id, order);
+      // Everything fill() shows (not the deadlines, which only move the arc).
+      const key = `${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
+      if (c._key !== key) {
+        c._key = key; c._off = c._label = null; this.fill(c, m, g, order);
+        c._arc = c.querySelector('.arc'); c._arcLabel = c.querySelector('.arc-label');
+        this.arc(c);
+      } else if (this.visible.has(c)) this.arc(c);
     }
-    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); }
+    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); this.visible.delete(c); this.io.unobserve(c); }
+  }
+  /** Session arc of one card: time left until its session deadline. */
+  arc(c) {
+    const m = c._m, arc = c._arc;
+    if (!m || !arc) return;
+    const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - this.now) : null;
+    const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
+    const off = (ARC_C * (1 - frac)).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
+    if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
+    if (c._label !== label) { c._label = label; c._arcLabel.textContent = label; }
   }
   fill(c, m, g, order) {
     const pend = new Set(m.pending_revocation);
@@ -540,7 +559,12 @@ export class Swimlanes {
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
     this.hits = [];
-    const COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
+    // One path per kind for the lines and one for the dots (hundreds of heartbeats, a few draw calls).
+    const KINDS = ['ok', 'err', 'fly', 'lost'], COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
+    const lines = {}, dots = {};
+    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); }
+    let sel = null;
+    const y0 = laneY(0);
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       const rcv = m.received_ms < 0 || m.received_ms > now ? now : m.received_ms; // in flight: up to now
@@ -549,16 +573,21 @@ export class Swimlanes {
       if (!l || !vis(l)) continue;
       const yy = laneY(l), cls = m.fate === 'in_flight' ? 'fly' : m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
       const x1 = x(m.sent_ms), x2 = x(rcv);
-      c.strokeStyle = COL[cls];
-      c.globalAlpha = 0.5;
-      c.setLineDash(cls === 'lost' ? [3, 2] : []);
-      c.beginPath(); c.moveTo(x1, yy); c.lineTo(x2, laneY(0)); c.stroke();
-      c.globalAlpha = 1;
-      c.setLineDash([]);
-      c.beginPath(); c.arc(x1, yy, m.seq === this.selected ? 7 : 4.5, 0, 2 * Math.PI);
-      if (cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.lineWidth = 2; c.stroke(); c.lineWidth = 1; } else { c.fillStyle = COL[cls]; c.fill(); }
-      if (m.seq === this.selected) { c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1; }
+      lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
+      if (m.seq === this.selected) sel = { x1, yy, cls };
+      else { dots[cls].moveTo(x1 + 4.5, yy); dots[cls].arc(x1, yy, 4.5, 0, 2 * Math.PI); }
       this.hits.push({ x: x1, y: yy, m });
+    }
+    c.globalAlpha = 0.5;
+    for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
+    c.globalAlpha = 1;
+    c.setLineDash([]);
+    for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(dots[k]); }
+    c.fillStyle = '#fff'; c.fill(dots.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(dots.lost); c.lineWidth = 1;
+    if (sel) {
+      c.beginPath(); c.arc(sel.x1, sel.yy, 7, 0, 2 * Math.PI);
+      if (sel.cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(); } else { c.fillStyle = COL[sel.cls]; c.fill(); }
+      c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1;
     }
     c.strokeStyle = '#111'; c.setLineDash([2, 2]);
     c.beginPath(); c.moveTo(x(now), Math.max(0, top - LH)); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
