@@ -25,7 +25,7 @@ export class Driver {
     this.presetName = presetName;
     this.actions = [...actions].sort((a, b) => a.at_ms - b.at_ms);
     this.maxTime = 0;
-    this.costPerMs = 0.01; // wall ms per simulated ms, measured while playing
+    this.cost = { wall: 0.1, sim: 10 }; // decaying sums: wall ms per simulated ms while playing
     this.sim = null;
     this.seek(0);
   }
@@ -93,12 +93,15 @@ export class Driver {
         const left = deadline - performance.now();
         if (left <= 0) break;
         // Half the remaining budget at the cost measured so far (ms of wall time per simulated ms).
-        stop = Math.min(stop, now + Math.max(10, Math.floor(left / 2 / this.costPerMs)));
+        stop = Math.min(stop, now + Math.max(10, Math.floor(left / 2 / Math.max(1e-4, this.cost.wall / this.cost.sim))));
       }
       const a = performance.now();
       push(this.sim.step(stop - now));
       const spent = performance.now() - a, next = this.sim.now();
-      if (next > now) this.costPerMs = 0.7 * this.costPerMs + 0.3 * Math.max(1e-4, spent / (next - now));
+      // Cost over the recent slices taken together (a slice without events costs ~0: a ratio per
+      // slice would swing to 0 and plan the next slice far too long).
+      this.cost.wall = 0.8 * this.cost.wall + spent;
+      this.cost.sim = 0.8 * this.cost.sim + (next - now);
       now = next;
     }
     while (now >= end && this.applied < this.actions.length && this.actions[this.applied].at_ms <= now) {
