@@ -1,6 +1,6 @@
 // The explorer's controller: scenario selection, playback, time travel, actions, permalinks,
 // side-by-side comparison and live mode. Rendering lives in views.js, the wasm run in sim-driver.js.
-import { Driver, decodeTrace, encodeTrace, loadWasm } from './sim-driver.js';
+import { Driver, RemoteDriver, decodeTrace, encodeTrace, loadWasm, takeRecvMs } from './sim-driver.js';
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
 import { installTooltips } from './glossary.js';
 import { startLive } from './live.js';
@@ -8,7 +8,7 @@ import { startLive } from './live.js';
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ function startPreset(name, seed) {
   const p = preset(name) ?? S.presets[0];
   const spec = structuredClone(p.spec);
   if (seed != null) spec.seed = seed;
-  setDriver(new Driver(S.W, spec, p.actions, p.name));
+  setDriver(new RemoteDriver(S.W, spec, p.actions, p.name));
   $('preset').value = p.name;
   $('preset').title = p.description;
 }
@@ -110,13 +110,14 @@ function scaledRun({ preset: name, members, partitions }, seed) {
 
 function startScaled(opts, seed) {
   const { spec, actions } = scaledRun(opts, seed);
-  setDriver(new Driver(S.W, spec, actions, null));
+  setDriver(new RemoteDriver(S.W, spec, actions, null));
   $('preset').value = opts.preset;
 }
 
 function setDriver(d) {
-  S.driver?.sim?.free();
+  S.driver?.free();
   S.driver = d;
+  S.inbox = [];
   $('seed').value = d.spec.seed;
   S.order = new Map();
   S.violated = false;
@@ -133,9 +134,9 @@ async function openTrace(text) {
     const spec = structuredClone(p ? p.spec : tr.spec);
     if (!spec) throw new Error(`unknown preset ${tr.preset}`);
     spec.seed = tr.seed ?? spec.seed;
-    const d = new Driver(S.W, spec, tr.actions ?? [], p ? p.name : null);
-    d.seek(tr.t ?? 0);
-    d.maxTime = Math.max(d.maxTime, ...(tr.actions ?? []).map((a) => a.at_ms));
+    const d = new RemoteDriver(S.W, spec, tr.actions ?? [], p ? p.name : null);
+    await d.seek(tr.t ?? 0);
+    await d.raiseMaxTime(Math.max(0, ...(tr.actions ?? []).map((a) => a.at_ms)));
     setDriver(d);
     $('preset').value = p ? p.name : '';
     const h = d.stateHash();
@@ -153,7 +154,7 @@ function resetViews() {
   V.chart ??= new EpochChart($('chart'), { onResize: () => { S.needRender = true; } });
   V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
   V.grid ??= new AssignmentGrid($('grid'));
-  V.lanes ??= new Swimlanes($('lanes'), { onSelect: (m) => { pause(); renderMessageDetail($('detail'), m); }, onResize: () => { S.needRender = true; } });
+  V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -163,12 +164,22 @@ function resetViews() {
   renderMessageDetail($('detail'), null);
 }
 
+/** Detail of a clicked heartbeat: its decoded fields and bytes come from the worker. */
+function showMessage(m) {
+  pause();
+  const d = S.driver;
+  d.message(m.seq).then((full) => { if (S.driver === d) renderMessageDetail($('detail'), full ?? m); }, (e) => toast(e.message, true));
+}
+
 function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
 
 // Per-view timing: T holds moving averages; while PERF.on, each animation frame that did work also
 // leaves a sample {sim, lanes, chart, cards, grid, total} in PERF.samples (bench-frames.mjs).
 const T = {};
-const PERF = { on: false, samples: [], cur: null, max: 20000 };
+// `worker`: the simulation's own time (off the main thread) answered in that frame; `recv` (also
+// lastRecv): main-thread time spent receiving the worker's replies since the previous frame, outside
+// the frame callback (bench-frames.mjs adds it to the frame's cost).
+const PERF = { on: false, samples: [], cur: null, max: 20000, worker: 0, lastRecv: 0 };
 function timed(k, fn) {
   const t0 = performance.now();
   fn();
@@ -238,9 +249,9 @@ function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? 
 function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
 function pause() { S.playing = false; S.speedAcc = null; if ($('speedeff')) { $('speedeff').textContent = ''; $('speedeff').hidden = true; } $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
 
-// Wall time per animation frame the simulation may use: with many members it cannot always run at
-// the requested speed; playback then slows down (shown next to the speed) instead of the frame rate.
-const SIM_BUDGET_MS = 7;
+// Worker time per step request: with many members the simulation cannot always run at the requested
+// speed; playback then slows down (shown next to the speed) and results keep coming every frame.
+const SIM_BUDGET_MS = 12;
 
 /** The speed actually achieved over the last half second, shown when below the requested one. */
 function trackSpeed(realMs, simMs) {
@@ -253,38 +264,51 @@ function trackSpeed(realMs, simMs) {
   if (el.textContent !== text) { el.textContent = text; el.hidden = !text; }
 }
 
+const failed = (e) => { pause(); fatal(e.message); };
+
+// The simulation runs in a worker (RemoteDriver): each animation frame takes in what it has
+// answered (S.inbox), asks for the next step when it is idle, and renders. A frame never waits
+// for the simulation.
 function loop(ts) {
   const t0 = performance.now();
   PERF.cur = PERF.on ? {} : null;
+  PERF.lastRecv = takeRecvMs();
+  if (PERF.cur && PERF.lastRecv) PERF.cur.recv = PERF.lastRecv;
   try {
-    if (S.pendingSeek != null) {
-      const t = S.pendingSeek;
-      S.pendingSeek = null;
-      S.driver.seek(t);
-      resetViews();
+    const d = S.driver;
+    if (S.inbox.length) {
+      const frames = S.inbox;
+      S.inbox = [];
+      timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
-    if (S.playing && S.tab !== 'live') {
+    if (!d.busy && S.pendingSeek != null) {
+      const t = S.pendingSeek;
+      S.pendingSeek = null;
+      d.seek(t).then(() => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } }, failed);
+    } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
         const real = Math.min(250, ts - S.lastTs), ms = real * speed();
         if (ms >= 1) {
-          timed('sim', () => {
-            const f = S.driver.advance(ms, SIM_BUDGET_MS);
-            ingest(f);
-            trackSpeed(real, ms - f.behindMs);
-          });
-          S.needRender = true;
+          const from = d.now;
+          d.advance(ms, SIM_BUDGET_MS).then((frames) => {
+            if (S.driver !== d) return;
+            for (const f of frames) S.inbox.push(f);
+            trackSpeed(real, d.now - from);
+            PERF.worker += d.workerMs;
+          }, failed);
         }
       }
       S.lastTs = ts;
     }
+    if (PERF.cur && PERF.worker) { PERF.cur.worker = PERF.worker; PERF.worker = 0; }
     if (S.needRender) { render(); S.needRender = false; }
   } catch (e) {
     pause();
     fatal(e.message);
   }
   if (PERF.cur && Object.keys(PERF.cur).length) {
-    PERF.cur.total = performance.now() - t0;
+    PERF.cur.total = performance.now() - t0 + (PERF.cur.recv ?? 0);
     if (PERF.samples.length < PERF.max) PERF.samples.push(PERF.cur);
   }
   PERF.cur = null;
@@ -294,13 +318,8 @@ function loop(ts) {
 function stepForward() {
   pause();
   const d = S.driver;
-  // Step to the next scheduled thing; skip empty steps (up to 20) so one press shows a change.
-  for (let i = 0; i < 200; i++) {
-    const f = d.advance(d.nextEventTime() - d.now);
-    ingest(f);
-    if (f.events.length || f.newRecords.length) break;
-  }
-  S.needRender = true;
+  // Step to the next scheduled thing; empty steps are skipped so one press shows a change.
+  d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
 }
 
 function stepBack() {
@@ -310,20 +329,20 @@ function stepBack() {
 
 // ---- actions ----------------------------------------------------------------------------------
 
+/** Applies a user action now (in the worker); the simulation's refusal shows as a toast. */
 function doAct(action) {
-  try {
-    const dropped = S.driver.act(action);
-    ingest(S.driver.last);
+  const d = S.driver;
+  return d.act(action).then(({ dropped, frames }) => {
+    if (S.driver !== d) return;
+    for (const f of frames) S.inbox.push(f);
     const { action: kind, ...args } = action;
     const line = document.createElement('div');
-    line.textContent = `${fmtT(S.driver.now)} ${kind} ${Object.values(args).map((v) => (typeof v === 'object' ? v.process_id ?? JSON.stringify(v) : short(String(v)))).join(' ')}`;
+    line.textContent = `${fmtT(d.now)} ${kind} ${Object.values(args).map((v) => (typeof v === 'object' ? v.process_id ?? JSON.stringify(v) : short(String(v)))).join(' ')}`;
     $('action-log').prepend(line);
     if (dropped) toast(`Forked the timeline: ${dropped} later action${dropped > 1 ? 's' : ''} discarded.`);
     refreshActionInputs();
     S.needRender = true;
-  } catch (e) {
-    toast(e.message, true);
-  }
+  }, (e) => toast(e.message, true));
 }
 
 function processes() {
@@ -423,7 +442,7 @@ const Compare = {
       warmups: [['sticky (Kafka 4.4: no warm-ups)', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['sticky-warmups (KIP-441)', (s) => s, [{ action: 'set_assignor', name: 'sticky-warmups' }]]],
       seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
     }[kind];
-    this.runs?.forEach((x) => x.r.sim.free());
+    this.runs?.forEach((x) => x.r.free());
     this.runs = pairs.map(([l, f, p]) => mk(l, f, p));
     this.grids = [new AssignmentGrid($('cmp-a-grid')), new AssignmentGrid($('cmp-b-grid'))];
   },

@@ -49,7 +49,7 @@ const COMPARE = opt('compare', null);
 const CHURN = !args.includes('--no-churn');
 const SHOT = opt('screenshot', null);
 const CSS = opt('css', null); // profiling aid: extra CSS for the page, e.g. '#grid{display:none}'
-const VIEWS = ['sim', 'lanes', 'chart', 'cards', 'grid'];
+const VIEWS = ['sim', 'recv', 'lanes', 'chart', 'cards', 'grid', 'worker'];
 
 function readHelp() {
   const src = execFileSync('sed', ['-n', '1,/^import/p', fileURLToPath(import.meta.url)], { encoding: 'utf8' });
@@ -70,6 +70,10 @@ const INIT = () => {
     const f = (B.cur = { ts, start, views: {} });
     try { cb(ts); } finally {
       f.js = performance.now() - start;
+      // A page that runs its simulation in a worker receives (deserializes) the replies outside
+      // this callback; it reports that main-thread time, counted here with the frame.
+      const P = window.explorer?.perf;
+      if (P?.lastRecv) { f.views.recv = P.lastRecv; f.js += P.lastRecv; P.lastRecv = 0; }
       B.cur = null;
       if (B.on) {
         B.frames.push(f);
@@ -186,6 +190,7 @@ function summarize({ frames, samples }) {
   const views = {};
   if (samples) for (const k of VIEWS) views[k] = samples.map((s) => s[k] ?? 0);
   else for (const k of VIEWS) views[k] = fr.map((f) => f.views[k] ?? 0);
+  views.recv = fr.map((f) => f.views.recv ?? 0);
   return {
     n: fr.length,
     fps: ((ts.length - 1) * 1000) / dur,

@@ -271,10 +271,11 @@ export class AssignmentGrid {
     const tasks = this.sortedTasks(g);
     const ids = members.map((m) => m.member_id);
     const diffKey = diff ? [...diff].sort().join(',') : '';
-    const reshape = tasks !== this.tasks || !sameList(ids, this.members);
-    if (reshape) this.reshape(tasks, ids);
+    const newTasks = tasks !== this.tasks;
+    if (newTasks || !sameList(ids, this.members)) this.reshape(tasks, ids);
     const R = tasks.length, C = ids.length, now = performance.now();
-    const allCols = reshape || diffKey !== this.diffKey;
+    // Columns are recomputed when their member's lists change; all of them for new tasks or diffs.
+    const allCols = newTasks || diffKey !== this.diffKey;
     this.diffKey = diffKey;
     for (let c = 0; c < C; c++) {
       const m = members[c], col = this.cols[c];
@@ -318,27 +319,31 @@ export class AssignmentGrid {
 
   reshape(tasks, ids) {
     // Carry the states of cells that stay (a member joining does not reset the others' flashes).
-    const old = new Map();
-    const C0 = this.members.length;
-    this.tasks.forEach((t, r) => this.members.forEach((id, c) => {
-      const i = r * C0 + c;
-      old.set(`${t}\u0000${id}`, [this.cur[i], this.tgt[i], this.dif[i], this.flash[i]]);
-    }));
-    const R = tasks.length, C = ids.length;
+    const oldR = new Map(this.tasks.map((t, r) => [t, r])), oldC = new Map(this.members.map((id, c) => [id, c]));
+    const C0 = this.members.length, R = tasks.length, C = ids.length;
+    const { cur, tgt, dif, flash } = this;
     this.cur = new Uint8Array(R * C); this.tgt = new Uint8Array(R * C); this.dif = new Uint8Array(R * C);
     this.flash = new Float64Array(R * C); this.fresh = new Uint8Array(R * C);
-    tasks.forEach((t, r) => ids.forEach((id, c) => {
-      const i = r * C + c, o = old.get(`${t}\u0000${id}`);
-      if (o) [this.cur[i], this.tgt[i], this.dif[i], this.flash[i]] = o;
-      else this.fresh[i] = 1; // a new row or column appears without flashing
-    }));
+    const cmap = ids.map((id) => oldC.get(id) ?? -1);
+    for (let r = 0; r < R; r++) {
+      const r0 = oldR.get(tasks[r]) ?? -1;
+      for (let c = 0; c < C; c++) {
+        const i = r * C + c, c0 = cmap[c];
+        if (r0 < 0 || c0 < 0) { this.fresh[i] = 1; continue; } // a new row or column appears without flashing
+        const j = r0 * C0 + c0;
+        this.cur[i] = cur[j]; this.tgt[i] = tgt[j]; this.dif[i] = dif[j]; this.flash[i] = flash[j];
+      }
+    }
+    const keep = new Map(this.cols.map((col) => [col.id, col])), sameTasks = tasks === this.tasks;
     this.tasks = tasks; this.members = ids;
     // Geometry: a table with border-spacing 2px, columns as wide as their header label.
     const c2 = this.ctx();
     c2.font = `600 ${GRID.font}`;
-    const colW = ids.map((id) => Math.max(GRID.cw, Math.ceil(c2.measureText(short(id)).width) + 2 * GRID.pad));
-    this.rowHead = Math.ceil(Math.max(c2.measureText('task \\ member').width, ...tasks.map((t) => c2.measureText(t).width))) + 2 * GRID.pad;
-    this.cols = ids.map((id, c) => ({ id, w: colW[c], x: 0, key: null, mismatch: 0, color: null, pid: null }));
+    const width = (text) => { let w = TEXT_W.get(text); if (w == null) TEXT_W.set(text, (w = c2.measureText(text).width)); return w; };
+    const colW = ids.map((id) => Math.max(GRID.cw, Math.ceil(width(short(id))) + 2 * GRID.pad));
+    this.rowHead = Math.ceil(Math.max(width('task \\ member'), ...tasks.map(width))) + 2 * GRID.pad;
+    // A column that stays keeps its change key: only new members are computed again.
+    this.cols = ids.map((id, c) => ({ id, w: colW[c], x: 0, key: null, mismatch: 0, color: null, pid: null, ...(sameTasks ? pick(keep.get(id)) : {}) }));
     let x = GRID.gap + this.rowHead + GRID.gap;
     for (const col of this.cols) { col.x = x; x += col.w + GRID.gap; }
     this.W = x;
@@ -476,6 +481,9 @@ export class AssignmentGrid {
     return { current: ROLE_NAME[this.cur[i]] || null, target: ROLE_NAME[this.tgt[i]] || null, diff: !!this.dif[i] };
   }
 }
+
+const TEXT_W = new Map(); // label widths in the grid's header font
+const pick = (col) => (col ? { key: col.key, mismatch: col.mismatch, color: col.color, pid: col.pid } : {});
 
 function roundRect(c, x, y, w, h, r) {
   c.beginPath();
