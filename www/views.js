@@ -124,10 +124,13 @@ export class MemberCards {
     // Session arcs tick every frame: only the cards in view are touched (100 members: about 12);
     // a card scrolled into view catches up at once. (Off-screen cards also skip rendering:
     // content-visibility: auto in style.css.)
+    // A changed card out of view is filled in when it scrolls into view or when the browser is
+    // idle, not in the frame (a rebalance of 100 members changes every card at once).
     this.visible = new Set();
+    this.stale = new Set();
     this.io = new IntersectionObserver((entries) => {
       for (const e of entries) {
-        if (e.isIntersecting) { this.visible.add(e.target); this.arc(e.target); } else this.visible.delete(e.target);
+        if (e.isIntersecting) { this.visible.add(e.target); this.refresh(e.target); } else this.visible.delete(e.target);
       }
     }, { root: el, rootMargin: '120px 0px' });
     if (onMenu) {
@@ -143,6 +146,7 @@ export class MemberCards {
   }
   update(g, now, order) {
     this.now = now;
+    let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
     let prev = null;
@@ -164,12 +168,32 @@ export class MemberCards {
       // Everything fill() shows (not the deadlines, which only move the arc).
       const key = `${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
       if (c._key !== key) {
-        c._key = key; c._off = c._label = null; this.fill(c, m, g, order);
-        c._arc = c.querySelector('.arc'); c._arcLabel = c.querySelector('.arc-label');
-        this.arc(c);
+        c._key = key; c._order = order;
+        // New cards: the first ones now (they are the ones in view at first), the rest later.
+        if (this.visible.has(c) || (!c._arcLabel && fresh++ < 24)) this.refresh(c, true); else this.stale.add(c);
       } else if (this.visible.has(c)) this.arc(c);
     }
-    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); this.visible.delete(c); this.io.unobserve(c); }
+    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); this.visible.delete(c); this.stale.delete(c); this.io.unobserve(c); }
+    if (this.stale.size && !this.idle) this.idle = requestIdleCallback((d) => this.catchUp(d), { timeout: 500 });
+  }
+  /** Fills a card from its latest member data (if stale) and ticks its arc. */
+  refresh(c, force = false) {
+    if (force || this.stale.has(c)) {
+      this.stale.delete(c);
+      c._off = c._label = null;
+      this.fill(c, c._m, null, c._order);
+      c._arc = c.querySelector('.arc'); c._arcLabel = c.querySelector('.arc-label');
+    }
+    this.arc(c);
+  }
+  catchUp(deadline) {
+    this.idle = 0;
+    for (const c of this.stale) {
+      if (deadline.timeRemaining() < 2 && !deadline.didTimeout) break;
+      this.refresh(c, true);
+      if (deadline.didTimeout) break; // one card per forced call
+    }
+    if (this.stale.size) this.idle = requestIdleCallback((d) => this.catchUp(d), { timeout: 500 });
   }
   /** Session arc of one card: time left until its session deadline. */
   arc(c) {
@@ -400,21 +424,7 @@ export class AssignmentGrid {
           roundRect(c, x - 4 * (1 - e), y - 4 * (1 - e), w + 8 * (1 - e), ch + 8 * (1 - e), 4 + 4 * (1 - e)); c.fill();
           c.globalAlpha = 1;
         }
-        if (this.dif[i]) { c.fillStyle = '#f43f5e'; roundRect(c, x - 3, y - 3, w + 6, ch + 6, 6); c.fill(); }
-        c.fillStyle = ROLE_FILL[cu];
-        roundRect(c, x, y, w, ch, 4); c.fill();
-        if (cu === 4) {
-          c.strokeStyle = '#dc2626'; c.lineWidth = 2; c.setLineDash([4, 2]);
-          roundRect(c, x + 1, y + 1, w - 2, ch - 2, 3); c.stroke(); c.setLineDash([]);
-        } else if (cu !== tg) {
-          // outline = target role (inset like outline-offset: -2px); dotted black: no target role
-          const none = !tg && cu;
-          if (tg || none) {
-            c.strokeStyle = none ? '#111' : ROLE_FILL[tg]; c.lineWidth = 2.5; c.setLineDash(none ? [2.5, 2.5] : []);
-            roundRect(c, x + 1.25, y + 1.25, w - 2.5, ch - 2.5, 3); c.stroke(); c.setLineDash([]);
-          }
-        }
-        if (cu) { c.fillStyle = cu === 4 ? '#dc2626' : '#fff'; c.fillText(ROLE_LETTER[cu], x + w / 2, y + ch / 2 + 1); }
+        c.drawImage(cellSprite(cu, tg, this.dif[i], w, dpr), x - 4, y - 4, w + 8, ch + 8);
       }
     }
     c.restore();
@@ -485,6 +495,42 @@ export class AssignmentGrid {
 const TEXT_W = new Map(); // label widths in the grid's header font
 const pick = (col) => (col ? { key: col.key, mismatch: col.mismatch, color: col.color, pid: col.pid } : {});
 
+/** A cell's look (fill, outline, letter, diff ring) pre-drawn once per kind and width: the grid
+ * then draws one image per cell. 4 px margin for the rings. */
+const SPRITES = new Map();
+function cellSprite(cu, tg, df, w, dpr) {
+  const key = `${cu}${tg}${df}|${w}|${dpr}`;
+  let sp = SPRITES.get(key);
+  if (sp) return sp;
+  const { ch } = GRID;
+  sp = document.createElement('canvas');
+  sp.width = Math.ceil((w + 8) * dpr); sp.height = Math.ceil((ch + 8) * dpr);
+  const c = sp.getContext('2d');
+  c.setTransform(dpr, 0, 0, dpr, 4 * dpr, 4 * dpr);
+  const x = 0, y = 0;
+  if (df) { c.fillStyle = '#f43f5e'; roundRect(c, x - 3, y - 3, w + 6, ch + 6, 6); c.fill(); }
+  c.fillStyle = ROLE_FILL[cu];
+  roundRect(c, x, y, w, ch, 4); c.fill();
+  if (cu === 4) {
+    c.strokeStyle = '#dc2626'; c.lineWidth = 2; c.setLineDash([4, 2]);
+    roundRect(c, x + 1, y + 1, w - 2, ch - 2, 3); c.stroke(); c.setLineDash([]);
+  } else if (cu !== tg) {
+    // outline = target role (inset like outline-offset: -2px); dotted black: no target role
+    const none = !tg && cu;
+    if (tg || none) {
+      c.strokeStyle = none ? '#111' : ROLE_FILL[tg]; c.lineWidth = 2.5; c.setLineDash(none ? [2.5, 2.5] : []);
+      roundRect(c, x + 1.25, y + 1.25, w - 2.5, ch - 2.5, 3); c.stroke(); c.setLineDash([]);
+    }
+  }
+  if (cu) {
+    c.font = `700 ${GRID.font}`; c.textAlign = 'center'; c.textBaseline = 'middle';
+    c.fillStyle = cu === 4 ? '#dc2626' : '#fff'; c.fillText(ROLE_LETTER[cu], x + w / 2, y + ch / 2 + 1);
+  }
+  if (SPRITES.size > 500) SPRITES.clear();
+  SPRITES.set(key, sp);
+  return sp;
+}
+
 function roundRect(c, x, y, w, h, r) {
   c.beginPath();
   c.roundRect(x, y, w, h, r);
@@ -513,9 +559,14 @@ export class Swimlanes {
     this.width = this.viewH = this.top = 0;
     watchSize(el, (r) => { if (r.width !== this.width || r.height !== this.viewH) { this.width = r.width; this.viewH = r.height; onResize?.(); } });
     el.addEventListener('scroll', () => { this.top = el.scrollTop; onResize?.(); }, { passive: true });
+    // A sizer of the full height holds a sticky canvas of the visible height (100 members: 6 times
+    // fewer pixels to allocate and clear; its height no longer changes with every member).
+    this.sizer = document.createElement('div');
+    this.sizer.className = 'lanes-sizer';
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'lanes';
-    el.append(this.canvas);
+    this.sizer.append(this.canvas);
+    el.append(this.sizer);
     this.canvas.addEventListener('click', (e) => {
       const r = this.canvas.getBoundingClientRect();
       const px = e.clientX - r.left, py = e.clientY - r.top;
@@ -542,17 +593,19 @@ export class Swimlanes {
     const members = g.members.map((m) => m.member_id);
     const lane = new Map(members.map((id, i) => [id, i + 1]));
     const L = 74, R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
-    const cv = this.canvas;
-    if (cv.width !== w * dpr || cv.height !== h * dpr) {
-      cv.width = w * dpr; cv.height = h * dpr; cv.style.width = `${w}px`; cv.style.height = `${h}px`;
+    const cv = this.canvas, vh = Math.min(h, this.viewH || h);
+    if (this._h !== h) { this._h = h; this.sizer.style.height = `${h}px`; }
+    if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(vh * dpr)) {
+      cv.width = Math.round(w * dpr); cv.height = Math.round(vh * dpr); cv.style.width = `${w}px`; cv.style.height = `${vh}px`;
     }
-    const c = cv.getContext('2d');
-    c.setTransform(dpr, 0, 0, dpr, 0, 0);
-    // Only the lanes in view are drawn (100 members: 6 times less work).
-    const top = this.top, bottom = top + (this.viewH || h);
+    const c = (this.ctx ??= cv.getContext('2d'));
+    // Drawn in the coordinates of the full height, shifted by the scroll position.
+    const top = Math.max(0, Math.min(this.top, h - vh)), bottom = top + vh;
+    c.setTransform(dpr, 0, 0, dpr, 0, -top * dpr);
+    // Only the lanes in view are drawn.
     const lo = Math.max(0, Math.floor(top / LH) - 1), hi = Math.ceil(bottom / LH) + 1;
     const vis = (l) => l >= lo && l <= hi;
-    c.clearRect(0, Math.max(0, top - LH), w, Math.min(h, bottom - top + 2 * LH));
+    c.clearRect(0, top, w, vh);
     const t0 = Math.max(0, now - windowMs);
     const x = (t) => L + ((w - L - R) * (t - t0)) / windowMs;
     c.font = '600 11px system-ui, sans-serif';
@@ -584,7 +637,7 @@ export class Swimlanes {
       lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
       if (m.seq === this.selected) sel = { x1, yy, cls };
       else { dots[cls].moveTo(x1 + 4.5, yy); dots[cls].arc(x1, yy, 4.5, 0, 2 * Math.PI); }
-      this.hits.push({ x: x1, y: yy, m });
+      this.hits.push({ x: x1, y: yy - top, m }); // canvas coordinates
     }
     c.globalAlpha = 0.5;
     for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
@@ -598,7 +651,7 @@ export class Swimlanes {
       c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1;
     }
     c.strokeStyle = '#111'; c.setLineDash([2, 2]);
-    c.beginPath(); c.moveTo(x(now), Math.max(0, top - LH)); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
+    c.beginPath(); c.moveTo(x(now), top); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
     c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
     const axisY = Math.min(h - 8, bottom - 8);
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
