@@ -190,7 +190,12 @@ function timed(k, fn) {
 function render() {
   const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
-  renderHeader($('group-header'), g, `<span class="kv">t <b>${fmtT(now)}</b></span><span class="kv">steps <b>${f.snapshot.steps}</b></span>`);
+  // The header is rebuilt only when the group changes; time and step count tick in place.
+  const hdr = $('group-header');
+  renderHeader(hdr, g, '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>');
+  if (hdr._liveKey !== hdr._key) { hdr._liveKey = hdr._key; hdr._t = hdr.querySelector('[data-live=t]'); hdr._steps = hdr.querySelector('[data-live=steps]'); }
+  setText(hdr._t, fmtT(now));
+  setText(hdr._steps, String(f.snapshot.steps));
   const win = Math.max(10000, 8 * hbInterval());
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
@@ -209,15 +214,21 @@ function render() {
   renderInvariants($('invariants'), f.invariants);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
-  $('hash').textContent = f.snapshot.state_hash;
-  $('time').textContent = fmtT(now);
+  setText($('hash'), f.snapshot.state_hash);
+  setText($('time'), fmtT(now));
   const max = Math.max(d.maxTime, now, d.actions.length ? d.actions[d.actions.length - 1].at_ms + 5000 : 0);
-  $('maxtime').textContent = fmtT(max);
+  setText($('maxtime'), fmtT(max));
   const sc = $('scrub');
-  if (S.pendingSeek == null && document.activeElement !== sc) { sc.max = max; sc.value = now; }
+  if (S.pendingSeek == null && document.activeElement !== sc) {
+    if (sc.max !== String(max)) sc.max = max;
+    if (sc.value !== String(now)) sc.value = now;
+  }
   renderMarks(max, now);
   if (S.tab === 'compare') Compare.sync();
 }
+
+/** Sets a text node's content only when it differs (no needless style and layout work). */
+function setText(el, text) { if (el && el.textContent !== text) el.textContent = text; }
 
 /** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
 function renderMarks(max, now) {
