@@ -171,6 +171,41 @@ test('every preset loads and plays without errors', async () => {
   assert.deepEqual(errors, []);
 });
 
+test('?members=N scales a scenario; bad values get a message', async () => {
+  for (const [q, msg] of [['members=abc', /members=abc is not a whole number/], ['members=100000', /members=100000 is out of range/],
+    ['members=3&partitions=0', /partitions=0 is out of range/], ['members=2&preset=nope', /preset=nope is not a scenario/]]) {
+    const page = await open(`${base}?${q}`);
+    assert.match(await page.textContent('#toast'), msg, q);
+    assert.equal(await page.isVisible('#toast'), true);
+    assert.equal(await page.evaluate(() => window.explorer.driver.presetName), 'scale-out', `${q}: the scenario as it is`);
+    await page.close();
+  }
+  const page = await open(`${base}?members=100&partitions=50`);
+  assert.equal(await page.evaluate(() => window.explorer.driver.spec.processes.length), 100);
+  await setSpeed(page, 1.5);
+  await page.click('[data-testid=play]');
+  // Pause as soon as the 100 are Stable (the scenario's own actions add processes at 20 s).
+  await page.evaluate(() => new Promise((ok, fail) => {
+    const t0 = Date.now(), iv = setInterval(() => {
+      const g = window.explorer.driver.last.snapshot.group;
+      if (g.state === 'Stable' && g.members.filter((m) => m.state).length === 100 && g.members.every((m) => m.state !== 'STABLE' || m.member_epoch === g.assignment_epoch)) {
+        clearInterval(iv); document.querySelector('[data-testid=play]').click(); ok();
+      } else if (Date.now() - t0 > 60000) { clearInterval(iv); fail(new Error(`not Stable with 100 members: ${g.state}`)); }
+    }, 5);
+  }));
+  await page.waitForTimeout(300);
+  assert.equal(await page.textContent('[data-testid=member-count]'), '100');
+  assert.ok((await now(page)) < 20000, 'paused before the scenario adds processes');
+  assert.equal(await page.$$eval('[data-testid=member-card]', (c) => c.length), 100);
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '100');
+  assert.match(await page.textContent('[data-testid=grid-summary]'), /^100 tasks × 100 members · 0 cells differ from target$/);
+  // Every card shows its member's state once scrolled into view (cards out of view fill in lazily).
+  await page.$eval('[data-testid=member-card] >> nth=99', (el) => el.scrollIntoView());
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=member-card]')].every((c) => c.querySelector('[data-testid=member-state]')?.textContent === 'STABLE'), null, { timeout: 5000 });
+  await page.screenshot({ path: `${OUT}09-100-members.png` });
+  assert.deepEqual(errors, []);
+});
+
 test('live mode renders the server\'s groups from /api/groups and /api/events', async () => {
   const tasks = (sub, ps) => [{ subtopology_id: sub, partitions: ps }];
   // The shape `groupcoord serve --http` sends: {seq, time_ms, topics, groups: [{group_id,

@@ -116,6 +116,9 @@ function niceStep(x) {
 
 // ---- member cards -----------------------------------------------------------------------------
 
+/** requestIdleCallback, or a timer where the browser has none (Safari). */
+const idle = (fn) => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: 500 }) : setTimeout(() => fn({ timeRemaining: () => 8, didTimeout: false }), 50));
+
 const ARC_R = 13, ARC_C = 2 * Math.PI * ARC_R;
 
 export class MemberCards {
@@ -174,7 +177,7 @@ export class MemberCards {
       } else if (this.visible.has(c)) this.arc(c);
     }
     for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); this.visible.delete(c); this.stale.delete(c); this.io.unobserve(c); }
-    if (this.stale.size && !this.idle) this.idle = requestIdleCallback((d) => this.catchUp(d), { timeout: 500 });
+    if (this.stale.size && !this.idle) this.idle = idle((d) => this.catchUp(d));
   }
   /** Fills a card from its latest member data (if stale) and ticks its arc. */
   refresh(c, force = false) {
@@ -193,7 +196,7 @@ export class MemberCards {
       this.refresh(c, true);
       if (deadline.didTimeout) break; // one card per forced call
     }
-    if (this.stale.size) this.idle = requestIdleCallback((d) => this.catchUp(d), { timeout: 500 });
+    if (this.stale.size) this.idle = idle((d) => this.catchUp(d));
   }
   /** Session arc of one card: time left until its session deadline. */
   arc(c) {
@@ -405,6 +408,7 @@ export class AssignmentGrid {
     while (c1 < C && this.cols[c1].x - sx < vw) c1++;
     const r0 = Math.max(0, Math.floor((sy) / (ch + gap)) - 1), r1 = Math.min(R, Math.ceil((sy + vh) / (ch + gap)) + 1);
     let flashing = false;
+    const rings = [];
     c.save();
     c.beginPath(); c.rect(left, top, vw - left, vh - top); c.clip();
     c.textAlign = 'center'; c.textBaseline = 'middle';
@@ -424,9 +428,13 @@ export class AssignmentGrid {
           roundRect(c, x - 4 * (1 - e), y - 4 * (1 - e), w + 8 * (1 - e), ch + 8 * (1 - e), 4 + 4 * (1 - e)); c.fill();
           c.globalAlpha = 1;
         }
-        c.drawImage(cellSprite(cu, tg, this.dif[i], w, dpr), x - 4, y - 4, w + 8, ch + 8);
+        c.drawImage(cellSprite(cu, tg, w, dpr), x - 4, y - 4, w + 8, ch + 8);
+        if (this.dif[i]) rings.push(x, y, w);
       }
     }
+    // Side-by-side differences: a 3 px ring around the cell, over its neighbours.
+    c.strokeStyle = '#f43f5e'; c.lineWidth = 3;
+    for (let j = 0; j < rings.length; j += 3) { roundRect(c, rings[j] - 1.5, rings[j + 1] - 1.5, rings[j + 2] + 3, ch + 3, 5.5); c.stroke(); }
     c.restore();
     // Header row (member labels over a bar of the member's colour) and task column.
     c.font = `600 ${GRID.font}`; c.textBaseline = 'middle';
@@ -495,11 +503,11 @@ export class AssignmentGrid {
 const TEXT_W = new Map(); // label widths in the grid's header font
 const pick = (col) => (col ? { key: col.key, mismatch: col.mismatch, color: col.color, pid: col.pid } : {});
 
-/** A cell's look (fill, outline, letter, diff ring) pre-drawn once per kind and width: the grid
+/** A cell's look (fill, outline, letter) pre-drawn once per kind and width: the grid
  * then draws one image per cell. 4 px margin for the rings. */
 const SPRITES = new Map();
-function cellSprite(cu, tg, df, w, dpr) {
-  const key = `${cu}${tg}${df}|${w}|${dpr}`;
+function cellSprite(cu, tg, w, dpr) {
+  const key = `${cu}${tg}|${w}|${dpr}`;
   let sp = SPRITES.get(key);
   if (sp) return sp;
   const { ch } = GRID;
@@ -508,7 +516,6 @@ function cellSprite(cu, tg, df, w, dpr) {
   const c = sp.getContext('2d');
   c.setTransform(dpr, 0, 0, dpr, 4 * dpr, 4 * dpr);
   const x = 0, y = 0;
-  if (df) { c.fillStyle = '#f43f5e'; roundRect(c, x - 3, y - 3, w + 6, ch + 6, 6); c.fill(); }
   c.fillStyle = ROLE_FILL[cu];
   roundRect(c, x, y, w, ch, 4); c.fill();
   if (cu === 4) {
