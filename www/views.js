@@ -204,7 +204,7 @@ export class MemberCards {
     if (!m || !arc) return;
     const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - this.now) : null;
     const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
-    const off = (ARC_C * (1 - frac)).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
+    const off = (Math.round(ARC_C * (1 - frac) * 2) / 2).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
     if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
     if (c._label !== label) { c._label = label; c._arcLabel.textContent = label; }
   }
@@ -594,7 +594,9 @@ export class Swimlanes {
   }
   update(messages, records, g, now, windowMs, order) {
     const w = Math.max(300, this.width || 800);
-    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${records.length}|${now}|${w}|${this.selected}|${g.members.length}|${this.top}|${this.viewH}`;
+    // Redrawn when something is new or the time axis moved by a pixel (at 1× every third frame).
+    const px = Math.floor(now / (windowMs / (w - 84)));
+    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${messages.length ? messages[messages.length - 1].fate : ''}|${records.length}|${px}|${w}|${this.selected}|${g.members.length}|${this.top}|${this.viewH}`;
     if (key === this._key) return;
     this._key = key;
     const members = g.members.map((m) => m.member_id);
