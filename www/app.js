@@ -1,6 +1,6 @@
 // The explorer's controller: scenario selection, playback, time travel, actions, permalinks,
 // side-by-side comparison and live mode. Rendering lives in views.js, the wasm run in sim-driver.js.
-import { Driver, decodeTrace, encodeTrace, loadWasm } from './sim-driver.js';
+import { Driver, RemoteDriver, decodeTrace, encodeTrace, loadWasm, takeRecvMs } from './sim-driver.js';
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
 import { installTooltips } from './glossary.js';
 import { startLive } from './live.js';
@@ -8,7 +8,7 @@ import { startLive } from './live.js';
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -34,7 +34,16 @@ async function boot() {
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
   if (pl) await openTrace(pl[1]);
-  else startPreset(params.get('preset') ?? S.presets[0].name);
+  else if (params.has('members') || params.has('partitions')) {
+    try {
+      S.scaled = scaledOptions(params);
+      startScaled(S.scaled);
+    } catch (e) {
+      S.scaled = null;
+      toast(e.message, true);
+      startPreset(params.get('preset') ?? S.presets[0].name);
+    }
+  } else startPreset(params.get('preset') ?? S.presets[0].name);
   wire();
   if (params.has('live')) showTab('live');
   document.body.dataset.ready = 'true';
@@ -47,14 +56,68 @@ function startPreset(name, seed) {
   const p = preset(name) ?? S.presets[0];
   const spec = structuredClone(p.spec);
   if (seed != null) spec.seed = seed;
-  setDriver(new Driver(S.W, spec, p.actions, p.name));
+  setDriver(new RemoteDriver(S.W, spec, p.actions, p.name));
   $('preset').value = p.name;
   $('preset').title = p.description;
 }
 
+// ---- ?members=N[&partitions=P]: a preset scaled to N one-thread members -------------------------
+
+const MAX_MEMBERS = 500, MAX_PARTITIONS = 1000;
+
+/** Validates the URL options; throws an Error with a message for the user. */
+function scaledOptions(params) {
+  const int = (name, max) => {
+    const raw = params.get(name);
+    if (raw == null) return null;
+    if (!/^\s*\d+\s*$/.test(raw)) throw new Error(`?${name}=${raw.slice(0, 20)} is not a whole number (use 1 to ${max}); showing the scenario as it is.`);
+    const v = Number(raw);
+    if (v < 1 || v > max) throw new Error(`?${name}=${v} is out of range (1 to ${max}); showing the scenario as it is.`);
+    return v;
+  };
+  const name = params.get('preset') ?? S.presets[0].name;
+  if (!preset(name)) throw new Error(`?preset=${name.slice(0, 40)} is not a scenario; showing ${S.presets[0].name}.`);
+  return { preset: name, members: int('members', MAX_MEMBERS), partitions: int('partitions', MAX_PARTITIONS) };
+}
+
+/** The preset with its processes replaced by `members` one-thread processes p1…pN (flags of its
+ * first process) and every topic at `partitions`. Its actions are kept: processes it adds are
+ * renamed after pN, actions on members of processes beyond pN are dropped. */
+function scaledRun({ preset: name, members, partitions }, seed) {
+  const p = preset(name);
+  const spec = structuredClone(p.spec);
+  if (seed != null) spec.seed = seed;
+  let actions = structuredClone(p.actions);
+  if (members != null) {
+    const first = spec.processes[0] ?? { rack: null, client_tags: {}, static_members: false };
+    spec.processes = Array.from({ length: members }, (_, i) => ({ ...first, process_id: `p${i + 1}`, threads: 1, start_at_ms: 0 }));
+    const have = new Set(spec.processes.map((x) => x.process_id));
+    let next = members;
+    const renamed = new Map();
+    actions = actions.flatMap((a) => {
+      if (a.action === 'add_process') {
+        if (!renamed.has(a.process.process_id)) renamed.set(a.process.process_id, `p${++next}`);
+        return [{ ...a, process: { ...a.process, process_id: renamed.get(a.process.process_id) } }];
+      }
+      const proc = typeof a.member === 'string' ? a.member.replace(/-t\d+$/, '') : a.process_id;
+      if (proc != null && !have.has(proc) && ![...renamed.values()].includes(proc)) return [];
+      return [a];
+    });
+  }
+  if (partitions != null) for (const t of Object.keys(spec.topics)) spec.topics[t] = partitions;
+  return { spec, actions, label: `${name} × ${members ?? spec.processes.length} members` };
+}
+
+function startScaled(opts, seed) {
+  const { spec, actions } = scaledRun(opts, seed);
+  setDriver(new RemoteDriver(S.W, spec, actions, null));
+  $('preset').value = opts.preset;
+}
+
 function setDriver(d) {
-  S.driver?.sim?.free();
+  S.driver?.free();
   S.driver = d;
+  S.inbox = [];
   $('seed').value = d.spec.seed;
   S.order = new Map();
   S.violated = false;
@@ -71,9 +134,9 @@ async function openTrace(text) {
     const spec = structuredClone(p ? p.spec : tr.spec);
     if (!spec) throw new Error(`unknown preset ${tr.preset}`);
     spec.seed = tr.seed ?? spec.seed;
-    const d = new Driver(S.W, spec, tr.actions ?? [], p ? p.name : null);
-    d.seek(tr.t ?? 0);
-    d.maxTime = Math.max(d.maxTime, ...(tr.actions ?? []).map((a) => a.at_ms));
+    const d = new RemoteDriver(S.W, spec, tr.actions ?? [], p ? p.name : null);
+    await d.seek(tr.t ?? 0);
+    await d.raiseMaxTime(Math.max(0, ...(tr.actions ?? []).map((a) => a.at_ms)));
     setDriver(d);
     $('preset').value = p ? p.name : '';
     const h = d.stateHash();
@@ -88,10 +151,10 @@ async function openTrace(text) {
 
 const V = {};
 function resetViews() {
-  V.chart ??= new EpochChart($('chart'));
+  V.chart ??= new EpochChart($('chart'), { onResize: () => { S.needRender = true; } });
   V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
   V.grid ??= new AssignmentGrid($('grid'));
-  V.lanes ??= new Swimlanes($('lanes'), { onSelect: (m) => { pause(); renderMessageDetail($('detail'), m); } });
+  V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -101,34 +164,71 @@ function resetViews() {
   renderMessageDetail($('detail'), null);
 }
 
+/** Detail of a clicked heartbeat: its decoded fields and bytes come from the worker. */
+function showMessage(m) {
+  pause();
+  const d = S.driver;
+  d.message(m.seq).then((full) => { if (S.driver === d) renderMessageDetail($('detail'), full ?? m); }, (e) => toast(e.message, true));
+}
+
 function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
 
+// Per-view timing: T holds moving averages; while PERF.on, each animation frame that did work also
+// leaves a sample {sim, lanes, chart, cards, grid, total} in PERF.samples (bench-frames.mjs).
 const T = {};
-function timed(k, fn) { const t0 = performance.now(); fn(); T[k] = (T[k] ?? 0) * 0.9 + (performance.now() - t0) * 0.1; }
+// `worker`: the simulation's own time (off the main thread) answered in that frame; `recv` (also
+// lastRecv): main-thread time spent receiving the worker's replies since the previous frame, outside
+// the frame callback (bench-frames.mjs adds it to the frame's cost).
+const PERF = { on: false, samples: [], cur: null, max: 20000, worker: 0, lastRecv: 0 };
+function timed(k, fn) {
+  const t0 = performance.now();
+  fn();
+  const dt = performance.now() - t0;
+  T[k] = (T[k] ?? 0) * 0.9 + dt * 0.1;
+  if (PERF.cur) PERF.cur[k] = (PERF.cur[k] ?? 0) + dt;
+}
 function render() {
   const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
-  renderHeader($('group-header'), g, `<span class="kv">t <b>${fmtT(now)}</b></span><span class="kv">steps <b>${f.snapshot.steps}</b></span>`);
+  // The header is rebuilt only when the group changes; time and step count tick in place.
+  const hdr = $('group-header');
+  renderHeader(hdr, g, '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>');
+  if (hdr._liveKey !== hdr._key) { hdr._liveKey = hdr._key; hdr._t = hdr.querySelector('[data-live=t]'); hdr._steps = hdr.querySelector('[data-live=steps]'); }
+  setText(hdr._t, fmtT(now));
+  setText(hdr._steps, String(f.snapshot.steps));
   const win = Math.max(10000, 8 * hbInterval());
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
   timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
   timed('chart', () => V.chart.render(now, S.order));
-  if (S.pendingRecords.length) { V.records.append(S.pendingRecords); S.pendingRecords = []; }
+  // The record log takes new rows at most 4 times a second while playing (bursts of hundreds of
+  // records at 100 members would otherwise rebuild its table every frame).
+  const real = performance.now();
+  if (S.pendingRecords.length && (!S.playing || real - (S.recordsAt ?? 0) >= 250)) {
+    V.records.append(S.pendingRecords.length > 300 ? S.pendingRecords.slice(-300) : S.pendingRecords);
+    S.pendingRecords = [];
+    S.recordsAt = real;
+  }
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(g, S.order));
   renderInvariants($('invariants'), f.invariants);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
-  $('hash').textContent = f.snapshot.state_hash;
-  $('time').textContent = fmtT(now);
+  setText($('hash'), f.snapshot.state_hash);
+  setText($('time'), fmtT(now));
   const max = Math.max(d.maxTime, now, d.actions.length ? d.actions[d.actions.length - 1].at_ms + 5000 : 0);
-  $('maxtime').textContent = fmtT(max);
+  setText($('maxtime'), fmtT(max));
   const sc = $('scrub');
-  if (S.pendingSeek == null && document.activeElement !== sc) { sc.max = max; sc.value = now; }
+  if (S.pendingSeek == null && document.activeElement !== sc) {
+    if (sc.max !== String(max)) sc.max = max;
+    if (sc.value !== String(now)) sc.value = now;
+  }
   renderMarks(max, now);
   if (S.tab === 'compare') Compare.sync();
 }
+
+/** Sets a text node's content only when it differs (no needless style and layout work). */
+function setText(el, text) { if (el && el.textContent !== text) el.textContent = text; }
 
 /** Action markers above the scrubber (grey: kept future actions, replayed when playing on). */
 function renderMarks(max, now) {
@@ -143,6 +243,7 @@ function ingest(f) {
   V.chart.ingest(f.newRecords);
   // DOM writes wait for render(), after its layout reads.
   for (const r of f.newRecords) S.pendingRecords.push(r);
+  if (S.pendingRecords.length > 600) S.pendingRecords.splice(0, S.pendingRecords.length - 300);
   const bad = f.invariants.filter((i) => !i.ok);
   const evBad = f.events.filter((e) => e.kind === 'invariant_violated');
   if ((bad.length || evBad.length) && !S.violated) {
@@ -157,42 +258,79 @@ function ingest(f) {
 function speed() { return 10 ** Number($('speed').value); }
 function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? s.toFixed(1) : Math.round(s)}×`; }
 function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
-function pause() { S.playing = false; $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
+function pause() { S.playing = false; S.speedAcc = null; if ($('speedeff')) { $('speedeff').textContent = ''; $('speedeff').hidden = true; } $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
 
+// Worker time per step request: with many members the simulation cannot always run at the requested
+// speed; playback then slows down (shown next to the speed) and results keep coming every frame.
+const SIM_BUDGET_MS = 12;
+
+/** The speed actually achieved over the last half second, shown when below the requested one. */
+function trackSpeed(realMs, simMs) {
+  const a = (S.speedAcc ??= { real: 0, sim: 0 });
+  a.real += realMs; a.sim += simMs;
+  if (a.real < 500) return;
+  const eff = a.sim / a.real, want = speed(), el = $('speedeff');
+  S.speedAcc = { real: 0, sim: 0 };
+  const text = eff < 0.9 * want ? `≈${eff < 10 ? eff.toFixed(1) : Math.round(eff)}×` : '';
+  if (el.textContent !== text) { el.textContent = text; el.hidden = !text; }
+}
+
+const failed = (e) => { pause(); fatal(e.message); };
+
+// The simulation runs in a worker (RemoteDriver): each animation frame takes in what it has
+// answered (S.inbox), asks for the next step when it is idle, and renders. A frame never waits
+// for the simulation.
 function loop(ts) {
+  const t0 = performance.now();
+  PERF.cur = PERF.on ? {} : null;
+  PERF.lastRecv = takeRecvMs();
+  if (PERF.cur && PERF.lastRecv) PERF.cur.recv = PERF.lastRecv;
   try {
-    if (S.pendingSeek != null) {
-      const t = S.pendingSeek;
-      S.pendingSeek = null;
-      S.driver.seek(t);
-      resetViews();
+    const d = S.driver;
+    if (S.inbox.length) {
+      const frames = S.inbox;
+      S.inbox = [];
+      timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
-    if (S.playing && S.tab !== 'live') {
+    if (!d.busy && S.pendingSeek != null) {
+      const t = S.pendingSeek;
+      S.pendingSeek = null;
+      d.seek(t).then(() => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } }, failed);
+    } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
-        const ms = Math.min(250, ts - S.lastTs) * speed();
-        if (ms >= 1) { timed('sim', () => ingest(S.driver.advance(ms))); S.needRender = true; }
+        const real = Math.min(250, ts - S.lastTs), ms = real * speed();
+        if (ms >= 1) {
+          const from = d.now;
+          d.advance(ms, SIM_BUDGET_MS).then((frames) => {
+            if (S.driver !== d) return;
+            for (const f of frames) S.inbox.push(f);
+            trackSpeed(real, d.now - from);
+            PERF.worker += d.workerMs;
+          }, failed);
+        }
       }
       S.lastTs = ts;
     }
+    if (PERF.cur && PERF.worker) { PERF.cur.worker = PERF.worker; PERF.worker = 0; }
     if (S.needRender) { render(); S.needRender = false; }
   } catch (e) {
     pause();
     fatal(e.message);
   }
+  if (PERF.cur && Object.keys(PERF.cur).length) {
+    PERF.cur.total = performance.now() - t0 + (PERF.cur.recv ?? 0);
+    if (PERF.samples.length < PERF.max) PERF.samples.push(PERF.cur);
+  }
+  PERF.cur = null;
   requestAnimationFrame(loop);
 }
 
 function stepForward() {
   pause();
   const d = S.driver;
-  // Step to the next scheduled thing; skip empty steps (up to 20) so one press shows a change.
-  for (let i = 0; i < 200; i++) {
-    const f = d.advance(d.nextEventTime() - d.now);
-    ingest(f);
-    if (f.events.length || f.newRecords.length) break;
-  }
-  S.needRender = true;
+  // Step to the next scheduled thing; empty steps are skipped so one press shows a change.
+  d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
 }
 
 function stepBack() {
@@ -202,20 +340,20 @@ function stepBack() {
 
 // ---- actions ----------------------------------------------------------------------------------
 
+/** Applies a user action now (in the worker); the simulation's refusal shows as a toast. */
 function doAct(action) {
-  try {
-    const dropped = S.driver.act(action);
-    ingest(S.driver.last);
+  const d = S.driver;
+  return d.act(action).then(({ dropped, frames }) => {
+    if (S.driver !== d) return;
+    for (const f of frames) S.inbox.push(f);
     const { action: kind, ...args } = action;
     const line = document.createElement('div');
-    line.textContent = `${fmtT(S.driver.now)} ${kind} ${Object.values(args).map((v) => (typeof v === 'object' ? v.process_id ?? JSON.stringify(v) : short(String(v)))).join(' ')}`;
+    line.textContent = `${fmtT(d.now)} ${kind} ${Object.values(args).map((v) => (typeof v === 'object' ? v.process_id ?? JSON.stringify(v) : short(String(v)))).join(' ')}`;
     $('action-log').prepend(line);
     if (dropped) toast(`Forked the timeline: ${dropped} later action${dropped > 1 ? 's' : ''} discarded.`);
     refreshActionInputs();
     S.needRender = true;
-  } catch (e) {
-    toast(e.message, true);
-  }
+  }, (e) => toast(e.message, true));
 }
 
 function processes() {
@@ -315,7 +453,7 @@ const Compare = {
       warmups: [['sticky (Kafka 4.4: no warm-ups)', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['sticky-warmups (KIP-441)', (s) => s, [{ action: 'set_assignor', name: 'sticky-warmups' }]]],
       seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
     }[kind];
-    this.runs?.forEach((x) => x.r.sim.free());
+    this.runs?.forEach((x) => x.r.free());
     this.runs = pairs.map(([l, f, p]) => mk(l, f, p));
     this.grids = [new AssignmentGrid($('cmp-a-grid')), new AssignmentGrid($('cmp-b-grid'))];
   },
@@ -398,7 +536,12 @@ function wire() {
   showSpeed();
   $('scrub').oninput = (e) => { pause(); S.pendingSeek = Number(e.target.value); };
   $('preset').onchange = (e) => { pause(); startPreset(e.target.value); };
-  $('seed').onchange = (e) => { pause(); startPreset(S.driver.presetName ?? S.presets[0].name, Math.max(0, Math.round(Number(e.target.value) || 0))); };
+  $('seed').onchange = (e) => {
+    pause();
+    const seed = Math.max(0, Math.round(Number(e.target.value) || 0));
+    if (S.scaled && !S.driver.presetName) startScaled(S.scaled, seed);
+    else startPreset(S.driver.presetName ?? S.presets[0].name, seed);
+  };
   $('permalink').onclick = async () => {
     const text = await encodeTrace(S.driver.trace());
     const url = `${location.origin}${location.pathname}${location.search}#pl=${text}`;
@@ -413,7 +556,6 @@ function wire() {
   $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
   document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
   window.addEventListener('resize', () => { S.needRender = true; });
-  $('lanes').addEventListener('scroll', () => { S.needRender = true; }, { passive: true });
   window.addEventListener('hashchange', async () => {
     const pl = location.hash.match(/[#&]pl=([^&]+)/);
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
@@ -441,6 +583,6 @@ function toast(msg, error = false) {
 }
 
 // Test and console hook: read-only access to the current run.
-window.explorer = { timing: T, views: V, ingest: (f) => { ingest(f); S.needRender = true; }, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
+window.explorer = { timing: T, perf: PERF, views: V, ingest: (f) => { ingest(f); S.needRender = true; }, get driver() { return S.driver; }, get state() { return S; }, act: doAct, seek: (t) => { S.pendingSeek = t; } };
 
 boot();

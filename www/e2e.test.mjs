@@ -82,10 +82,21 @@ test('explore a run: add members, crash one, step back, permalink', async () => 
   }, { id: victim, tasks: victimTasks }, { timeout: 30000 });
   await page.click('[data-testid=play]');
   await page.waitForTimeout(100);
-  // The grid shows two member columns, every cell at its target.
-  const cols = await page.$$eval('[data-testid=grid] thead th', (th) => th.length - 1);
-  assert.equal(cols, 2);
+  // The grid (a canvas) shows two member columns, the survivors, every cell at its target; each of
+  // the victim's tasks is drawn active in a survivor's column, and hovering a cell names it.
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '2');
+  const cols = (await page.getAttribute('[data-testid=grid]', 'data-columns')).split(' ');
+  assert.equal(cols.length, 2);
+  assert.ok(!cols.includes(victim), 'the crashed member has no column');
   assert.equal(await page.getAttribute('[data-testid=grid-summary]', 'data-mismatch'), '0');
+  assert.match(await page.textContent('[data-testid=grid-summary]'), / × 2 members · 0 cells differ/);
+  const drawn = await page.evaluate(({ tasks, cols }) => tasks.map((t) => cols.map((m) => window.explorer.views.grid.cell(t, m).current)), { tasks: victimTasks, cols });
+  for (const row of drawn) assert.equal(row.filter((r) => r === 'active').length, 1, `each task active in one survivor column: ${JSON.stringify(drawn)}`);
+  await page.$eval('#grid', (el) => el.scrollIntoView());
+  const box = await page.evaluate(({ task, member }) => window.explorer.views.grid.cellCenter(task, member),
+    { task: victimTasks[0], member: cols.find((m, i) => drawn[0][i] === 'active') });
+  await page.mouse.move(box.x, box.y);
+  assert.match(await page.getAttribute('#grid canvas', 'title'), new RegExp(`^${victimTasks[0]} @ .*\ncurrent: active\ntarget: active$`));
   const invOk = await page.getAttribute('[data-testid=invariants]', 'data-ok');
   assert.equal(invOk, 'true');
   await page.screenshot({ path: `${OUT}02-after-crash-failover.png` });
@@ -157,6 +168,41 @@ test('every preset loads and plays without errors', async () => {
     assert.ok(g, `${name}: state ${g}`);
     await page.screenshot({ path: `${OUT}preset-${name}.png` });
   }
+  assert.deepEqual(errors, []);
+});
+
+test('?members=N scales a scenario; bad values get a message', async () => {
+  for (const [q, msg] of [['members=abc', /members=abc is not a whole number/], ['members=100000', /members=100000 is out of range/],
+    ['members=3&partitions=0', /partitions=0 is out of range/], ['members=2&preset=nope', /preset=nope is not a scenario/]]) {
+    const page = await open(`${base}?${q}`);
+    assert.match(await page.textContent('#toast'), msg, q);
+    assert.equal(await page.isVisible('#toast'), true);
+    assert.equal(await page.evaluate(() => window.explorer.driver.presetName), 'scale-out', `${q}: the scenario as it is`);
+    await page.close();
+  }
+  const page = await open(`${base}?members=100&partitions=50`);
+  assert.equal(await page.evaluate(() => window.explorer.driver.spec.processes.length), 100);
+  await setSpeed(page, 1.5);
+  await page.click('[data-testid=play]');
+  // Pause as soon as the 100 are Stable (the scenario's own actions add processes at 20 s).
+  await page.evaluate(() => new Promise((ok, fail) => {
+    const t0 = Date.now(), iv = setInterval(() => {
+      const g = window.explorer.driver.last.snapshot.group;
+      if (g.state === 'Stable' && g.members.filter((m) => m.state).length === 100 && g.members.every((m) => m.state !== 'STABLE' || m.member_epoch === g.assignment_epoch)) {
+        clearInterval(iv); document.querySelector('[data-testid=play]').click(); ok();
+      } else if (Date.now() - t0 > 60000) { clearInterval(iv); fail(new Error(`not Stable with 100 members: ${g.state}`)); }
+    }, 5);
+  }));
+  await page.waitForTimeout(300);
+  assert.equal(await page.textContent('[data-testid=member-count]'), '100');
+  assert.ok((await now(page)) < 20000, 'paused before the scenario adds processes');
+  assert.equal(await page.$$eval('[data-testid=member-card]', (c) => c.length), 100);
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '100');
+  assert.match(await page.textContent('[data-testid=grid-summary]'), /^100 tasks × 100 members · 0 cells differ from target$/);
+  // Every card shows its member's state once scrolled into view (cards out of view fill in lazily).
+  await page.$eval('[data-testid=member-card] >> nth=99', (el) => el.scrollIntoView());
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=member-card]')].every((c) => c.querySelector('[data-testid=member-state]')?.textContent === 'STABLE'), null, { timeout: 5000 });
+  await page.screenshot({ path: `${OUT}09-100-members.png` });
   assert.deepEqual(errors, []);
 });
 

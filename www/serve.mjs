@@ -5,7 +5,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = resolve(fileURLToPath(new URL('.', import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)));
 const types = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
@@ -14,8 +14,10 @@ const types = {
 };
 
 /** `extra(req, res)` may answer a request first (returns true if it did); tests use it to fake
- * the live-mode API of `groupcoord serve --http`. */
-export function startServer(port = 0, host = '127.0.0.1', extra = null) {
+ * the live-mode API of `groupcoord serve --http`. `root`: the directory served (default www/;
+ * bench-frames.mjs serves an older checkout of www/ with it). */
+export function startServer(port = 0, host = '127.0.0.1', extra = null, root = ROOT) {
+  root = resolve(root);
   const server = createServer(async (req, res) => {
     try {
       if (extra && (await extra(req, res))) return;

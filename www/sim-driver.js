@@ -25,6 +25,7 @@ export class Driver {
     this.presetName = presetName;
     this.actions = [...actions].sort((a, b) => a.at_ms - b.at_ms);
     this.maxTime = 0;
+    this.cost = { wall: 0.1, sim: 10 }; // decaying sums: wall ms per simulated ms while playing
     this.sim = null;
     this.seek(0);
   }
@@ -55,12 +56,7 @@ export class Driver {
     for (let i = m.length - 1; i >= 0 && i >= m.length - 1000; i--) if (m[i].fate === 'in_flight') since = m[i].seq;
     const recSince = this.records.length ? this.records[this.records.length - 1].seq + 1 : 0;
     const f = this.sim.frame(ms, since, recSince);
-    if (f.messages.length) {
-      while (m.length && m[m.length - 1].seq >= f.messages[0].seq) m.pop();
-      for (const e of f.messages) m.push(e);
-      if (m.length > MSG_CAP) m.splice(0, m.length - MSG_CAP);
-    }
-    for (const r of f.records) this.records.push(r);
+    mergeLogs(this, f);
     f.events = events.concat(f.events);
     f.newRecords = f.records;
     this.last = f;
@@ -68,20 +64,48 @@ export class Driver {
     return f;
   }
 
-  /** Advances `ms`, applying kept actions at their times. Returns the frame. */
-  advance(ms) {
+  /** Advances `ms`, applying kept actions at their times. Returns the frame.
+   *
+   * `budgetMs` caps the wall time spent stepping: the simulation is stepped in slices sized from
+   * its measured cost per simulated ms and stops at the slice that exhausts the budget, so a frame
+   * stays short even when the simulation cannot keep up with the requested speed (playback then
+   * runs slower than asked; `f.behindMs` says how much simulated time this frame did not cover).
+   * One slice cannot be split: a single costly event (an assignment) can still exceed it. */
+  advance(ms, budgetMs = Infinity) {
     ms = Math.max(0, Math.round(ms));
     let now = this.now;
-    const end = now + ms;
+    const end = now + ms, t0 = performance.now(), deadline = t0 + budgetMs;
     const events = [];
-    while (this.applied < this.actions.length && this.actions[this.applied].at_ms <= end) {
-      const a = this.actions[this.applied];
-      if (a.at_ms > now) events.push(...this.sim.step(a.at_ms - now));
-      events.push(...this.sim.apply(actionOf(a)));
-      this.applied++;
-      now = this.sim.now();
+    const push = (evs) => { for (const e of evs) events.push(e); };
+    while (now < end) {
+      while (this.applied < this.actions.length && this.actions[this.applied].at_ms <= now) {
+        push(this.sim.apply(actionOf(this.actions[this.applied])));
+        this.applied++;
+      }
+      let stop = end;
+      if (this.applied < this.actions.length) stop = Math.min(stop, Math.max(now + 1, this.actions[this.applied].at_ms));
+      if (budgetMs !== Infinity) {
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        // Half the remaining budget at the cost measured so far (ms of wall time per simulated ms).
+        stop = Math.min(stop, now + Math.max(10, Math.floor(left / 2 / Math.max(1e-4, this.cost.wall / this.cost.sim))));
+      }
+      const a = performance.now();
+      push(this.sim.step(stop - now));
+      const spent = performance.now() - a, next = this.sim.now();
+      // Cost over the recent slices taken together (a slice without events costs ~0: a ratio per
+      // slice would swing to 0 and plan the next slice far too long).
+      this.cost.wall = 0.8 * this.cost.wall + spent;
+      this.cost.sim = 0.8 * this.cost.sim + (next - now);
+      now = next;
     }
-    return this.pull(end - now, events);
+    while (now >= end && this.applied < this.actions.length && this.actions[this.applied].at_ms <= now) {
+      push(this.sim.apply(actionOf(this.actions[this.applied])));
+      this.applied++;
+    }
+    const f = this.pull(0, events);
+    f.behindMs = Math.max(0, end - now);
+    return f;
   }
 
   /** Applies a new user action now. Later kept actions are discarded (a fork); returns how many. */
@@ -116,25 +140,151 @@ export class Driver {
   }
 
   /** Time of the latest thing that happened before now (for step back). */
-  prevEventTime() {
-    const now = this.now;
-    let t = 0;
-    const consider = (x) => { if (x != null && x < now && x > t) t = x; };
-    for (let i = this.messages.length - 1; i >= 0 && i > this.messages.length - 400; i--) {
-      consider(this.messages[i].sent_ms); consider(this.messages[i].received_ms);
+  prevEventTime() { return prevEventTime(this); }
+
+  /** Steps to the next scheduled thing, skipping empty steps (up to 200) so one press shows a
+   * change. Returns the frames (the last one has the current snapshot). */
+  stepNext() {
+    const frames = [];
+    for (let i = 0; i < 200; i++) {
+      const f = this.advance(this.nextEventTime() - this.now);
+      frames.push(f);
+      if (f.events.length || f.newRecords.length) break;
     }
-    for (let i = this.records.length - 1; i >= 0 && i > this.records.length - 50; i--) consider(this.records[i].at_ms);
-    for (const a of this.actions) consider(a.at_ms);
-    return t;
+    return frames;
+  }
+
+  free() { this.sim?.free(); this.sim = null; }
+
+  /** The full log entry (decoded request/response and bytes) of heartbeat `seq`, or null. */
+  message(seq) {
+    const m = this.messages;
+    let lo = 0, hi = m.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (m[mid].seq === seq) return m[mid];
+      if (m[mid].seq < seq) lo = mid + 1; else hi = mid - 1;
+    }
+    return null;
   }
 
   stateHash() { return this.sim.stateHash(); }
 
   /** Everything a permalink needs. */
-  trace() {
-    return { v: 1, preset: this.presetName, spec: this.presetName ? undefined : this.spec, seed: this.spec.seed,
-      actions: this.actions, t: this.now, h: this.stateHash() };
+  trace() { return traceOf(this); }
+}
+
+/** Merges a frame's log entries into d.messages / d.records: re-read exchanges (still in flight
+ * last time) replace their old entries. */
+function mergeLogs(d, f) {
+  const m = d.messages;
+  if (f.messages.length) {
+    while (m.length && m[m.length - 1].seq >= f.messages[0].seq) m.pop();
+    for (const e of f.messages) m.push(e);
+    if (m.length > MSG_CAP) m.splice(0, m.length - MSG_CAP);
   }
+  for (const r of f.records) d.records.push(r);
+}
+
+function traceOf(d) {
+  return { v: 1, preset: d.presetName, spec: d.presetName ? undefined : d.spec, seed: d.spec.seed,
+    actions: d.actions, t: d.now, h: d.stateHash() };
+}
+
+function prevEventTime(d) {
+  const now = d.now;
+  let t = 0;
+  const consider = (x) => { if (x != null && x < now && x > t) t = x; };
+  for (let i = d.messages.length - 1; i >= 0 && i > d.messages.length - 400; i--) {
+    consider(d.messages[i].sent_ms); consider(d.messages[i].received_ms);
+  }
+  for (let i = d.records.length - 1; i >= 0 && i > d.records.length - 50; i--) consider(d.records[i].at_ms);
+  for (const a of d.actions) consider(a.at_ms);
+  return t;
+}
+
+// ---- the run in a Web Worker ---------------------------------------------------------------------
+//
+// With 100 members one wasm call can take tens of ms (a heartbeat round of 100 members, an
+// assignment), which the main thread cannot afford per animation frame. RemoteDriver runs the
+// Driver in sim-worker.js and mirrors what the page reads (spec, actions, last frame, logs); its
+// operations return Promises, applied to the mirror in order before they resolve. `busy` is true
+// while one is pending (the page then renders without asking for more).
+
+let worker = null, reqId = 0, sidSeq = 0, recvMs = 0;
+/** Main-thread ms spent receiving worker replies since the last call. */
+export function takeRecvMs() { const r = recvMs; recvMs = 0; return r; }
+const waiting = new Map();
+function getWorker() {
+  if (worker) return worker;
+  worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+  worker.onmessage = (e) => {
+    const t0 = performance.now();
+    const data = e.data; // deserialized here: main-thread time, reported to the page's timing
+    recvMs += performance.now() - t0;
+    const p = waiting.get(data.id);
+    waiting.delete(data.id);
+    if (data.ok) p.ok(data.r); else p.fail(new Error(data.error));
+  };
+  worker.onerror = (e) => {
+    const err = new Error(`simulation worker failed: ${e.message ?? 'cannot load sim-worker.js'}`);
+    for (const p of waiting.values()) p.fail(err);
+    waiting.clear();
+    dispatchEvent(new ErrorEvent('error', { message: err.message }));
+  };
+  return worker;
+}
+
+export class RemoteDriver {
+  /** Starts at time 0 synchronously (a local replay to 0 costs nothing), the worker in parallel. */
+  constructor(W, spec, actions = [], presetName = null) {
+    const local = new Driver(W, spec, actions, presetName);
+    this.spec = local.spec; this.presetName = presetName; this.actions = local.actions;
+    this.applied = local.applied; this.maxTime = local.maxTime; this.resetCount = local.resetCount;
+    this.messages = local.messages; this.records = local.records; this.last = local.last;
+    local.free();
+    this.sid = ++sidSeq; this.pending = 0; this.workerMs = 0;
+    this.call('open', { spec: this.spec, actions: this.actions, presetName });
+  }
+
+  get busy() { return this.pending > 0; }
+  get now() { return this.last.snapshot.now_ms; }
+  stateHash() { return this.last.snapshot.state_hash; }
+  prevEventTime() { return prevEventTime(this); }
+  trace() { return traceOf(this); }
+
+  call(op, args = {}) {
+    const id = ++reqId;
+    this.pending++;
+    return new Promise((ok, fail) => {
+      waiting.set(id, { ok, fail });
+      getWorker().postMessage({ id, sid: this.sid, op, args });
+    }).then((r) => { this.pending--; this.apply(r); return r; }, (e) => { this.pending--; throw e; });
+  }
+
+  apply(r) {
+    if (!r) return;
+    if (r.full) { this.messages = r.full.messages; this.records = r.full.records; this.last = r.full.last; }
+    for (const f of r.frames ?? []) {
+      mergeLogs(this, f);
+      if (f.snapshot) this.last = f;
+    }
+    if (r.actions) { this.actions = r.actions; this.applied = r.applied; this.maxTime = r.maxTime; this.resetCount = r.resetCount; }
+    this.workerMs = r.wallMs ?? 0;
+  }
+
+  /** Replays to t (resolves to the frame). */
+  seek(t) { return this.call('seek', { t }).then(() => this.last); }
+  /** Advances ms (at most budgetMs of the worker's time); resolves to the frames. */
+  advance(ms, budgetMs = Infinity) { return this.call('advance', { ms, budgetMs }).then((r) => r.frames); }
+  /** A user action now; resolves to {dropped, frames}, rejects with the simulation's message. */
+  act(action) { return this.call('act', { action }).then((r) => ({ dropped: r.dropped, frames: r.frames })); }
+  stepNext() { return this.call('stepNext').then((r) => r.frames); }
+  /** The full entry of heartbeat `seq` (the mirror's entries leave out bodies and bytes). */
+  message(seq) { return this.call('message', { seq }).then((r) => r.message); }
+  /** The scrubber's range reaches at least t (a permalink's later actions). */
+  raiseMaxTime(t) { return this.call('raiseMaxTime', { t }); }
+  free() { if (worker) getWorker().postMessage({ id: 0, sid: this.sid, op: 'close' }); }
 }
 
 export function actionOf(timed) {

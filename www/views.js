@@ -17,6 +17,14 @@ export function memberColor(id, order) {
   return colorCache.get(id);
 }
 
+/** Calls fn(contentRect) after layout whenever el's size changes (and once at start), so views
+ * never read layout in the middle of a frame's DOM writes (no forced synchronous layout). */
+export function watchSize(el, fn) {
+  const ro = new ResizeObserver((entries) => fn(entries[entries.length - 1].contentRect));
+  ro.observe(el);
+  return ro;
+}
+
 const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRELEASED_TASKS', STABLE: 'STABLE' };
 
 // ---- group header -----------------------------------------------------------------------------
@@ -43,7 +51,10 @@ export function renderHeader(el, g, extra = '') {
 // ---- epoch timeline (from the record log) -------------------------------------------------------
 
 export class EpochChart {
-  constructor(el) { this.el = el; this.reset(); }
+  constructor(el, { onResize } = {}) {
+    this.el = el; this.width = 0; this.reset();
+    watchSize(el, (r) => { if (r.width !== this.width) { this.width = r.width; onResize?.(); } });
+  }
   reset() { this.group = []; this.assign = []; this.members = new Map(); this.dirty = true; this.maxE = 1; this.minE = 0; }
   ingest(records) {
     for (const r of records) {
@@ -62,7 +73,7 @@ export class EpochChart {
     arr.push([t, v]);
   }
   render(now, order) {
-    const w = Math.max(300, this.el.clientWidth || 800), h = 160, L = 34, R = 8, T = 26, B = 20;
+    const w = Math.max(300, this.width || 800), h = 160, L = 34, R = 8, T = 26, B = 20;
     const real = performance.now();
     if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < (this.members.size > 20 ? 500 : 150))) return;
     this._w = w; this._now = now; this._at = real; this.dirty = false;
@@ -105,11 +116,26 @@ function niceStep(x) {
 
 // ---- member cards -----------------------------------------------------------------------------
 
+/** requestIdleCallback, or a timer where the browser has none (Safari). */
+const idle = (fn) => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: 500 }) : setTimeout(() => fn({ timeRemaining: () => 8, didTimeout: false }), 50));
+
 const ARC_R = 13, ARC_C = 2 * Math.PI * ARC_R;
 
 export class MemberCards {
   constructor(el, { onMenu } = {}) {
-    this.el = el; this.cards = new Map(); this.onMenu = onMenu;
+    this.el = el; this.cards = new Map(); this.onMenu = onMenu; this.now = 0;
+    // Session arcs tick every frame: only the cards in view are touched (100 members: about 12);
+    // a card scrolled into view catches up at once. (Off-screen cards also skip rendering:
+    // content-visibility: auto in style.css.)
+    // A changed card out of view is filled in when it scrolls into view or when the browser is
+    // idle, not in the frame (a rebalance of 100 members changes every card at once).
+    this.visible = new Set();
+    this.stale = new Set();
+    this.io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (e.isIntersecting) { this.visible.add(e.target); this.refresh(e.target); } else this.visible.delete(e.target);
+      }
+    }, { root: el, rootMargin: '120px 0px' });
     if (onMenu) {
       el.addEventListener('contextmenu', (e) => this.menu(e));
       el.addEventListener('click', (e) => { if (e.target.closest('.menu-btn')) this.menu(e); });
@@ -122,6 +148,8 @@ export class MemberCards {
     this.onMenu(card.dataset.member, e.clientX, e.clientY);
   }
   update(g, now, order) {
+    this.now = now;
+    let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
     let prev = null;
@@ -134,22 +162,51 @@ export class MemberCards {
         c.dataset.member = m.member_id;
         c.dataset.testid = 'member-card';
         this.cards.set(m.member_id, c);
+        this.io.observe(c);
       }
       if ((prev ? prev.nextSibling : this.el.firstChild) !== c) this.el.insertBefore(c, prev ? prev.nextSibling : this.el.firstChild);
       prev = c;
-      const { session_deadline_ms, next_heartbeat_ms, rebalance_deadline_ms, ...stable } = m;
-      const key = JSON.stringify(stable);
-      if (c._key !== key) { c._key = key; c._off = c._label = null; this.fill(c, m, g, order); }
-      const arc = c.querySelector('.arc');
-      if (arc) {
-        const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - now) : null;
-        const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
-        const off = (ARC_C * (1 - frac)).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
-        if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
-        if (c._label !== label) { c._label = label; c.querySelector('.arc-label').textContent = label; }
-      }
+      c._m = m;
+      const color = memberColor(m.member_id, order);
+      // Everything fill() shows (not the deadlines, which only move the arc).
+      const key = `${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
+      if (c._key !== key) {
+        c._key = key; c._order = order;
+        // New cards: the first ones now (they are the ones in view at first), the rest later.
+        if (this.visible.has(c) || (!c._arcLabel && fresh++ < 24)) this.refresh(c, true); else this.stale.add(c);
+      } else if (this.visible.has(c)) this.arc(c);
     }
-    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); }
+    for (const [id, c] of this.cards) if (!seen.has(id)) { c.remove(); this.cards.delete(id); this.visible.delete(c); this.stale.delete(c); this.io.unobserve(c); }
+    if (this.stale.size && !this.idle) this.idle = idle((d) => this.catchUp(d));
+  }
+  /** Fills a card from its latest member data (if stale) and ticks its arc. */
+  refresh(c, force = false) {
+    if (force || this.stale.has(c)) {
+      this.stale.delete(c);
+      c._off = c._label = null;
+      this.fill(c, c._m, null, c._order);
+      c._arc = c.querySelector('.arc'); c._arcLabel = c.querySelector('.arc-label');
+    }
+    this.arc(c);
+  }
+  catchUp(deadline) {
+    this.idle = 0;
+    for (const c of this.stale) {
+      if (deadline.timeRemaining() < 2 && !deadline.didTimeout) break;
+      this.refresh(c, true);
+      if (deadline.didTimeout) break; // one card per forced call
+    }
+    if (this.stale.size) this.idle = idle((d) => this.catchUp(d));
+  }
+  /** Session arc of one card: time left until its session deadline. */
+  arc(c) {
+    const m = c._m, arc = c._arc;
+    if (!m || !arc) return;
+    const left = m.session_deadline_ms != null ? Math.max(0, m.session_deadline_ms - this.now) : null;
+    const frac = left == null ? 0 : Math.min(1, left / (m.session_timeout_ms || 45000));
+    const off = (Math.round(ARC_C * (1 - frac) * 2) / 2).toFixed(1), label = left == null ? '–' : `${Math.ceil(left / 1000)}s`;
+    if (c._off !== off) { c._off = off; arc.setAttribute('stroke-dashoffset', off); arc.classList.toggle('low', frac < 0.3); }
+    if (c._label !== label) { c._label = label; c._arcLabel.textContent = label; }
   }
   fill(c, m, g, order) {
     const pend = new Set(m.pending_revocation);
@@ -182,85 +239,319 @@ export class MemberCards {
   }
 }
 
-// ---- task × member grid -----------------------------------------------------------------------
+// ---- task × member grid (canvas: 100 members × 100 tasks would be 10 000 table cells) -----------
+//
+// A scroller holds a sizer of the full grid's size and a sticky canvas of the visible size; only the
+// visible cells are drawn, the header row and the task column stay in place like sticky table
+// headers. Cell states are kept per member column and recomputed only for members whose task
+// lists changed. Changed cells flash (1.4 s yellow ring). Hover shows a cell's task, member,
+// current and target role.
 
-const ROLE_LETTER = { active: 'A', standby: 'S', warmup: 'W', revoke: 'R' };
+const ROLE_LETTER = ['', 'A', 'S', 'W', 'R'];
+const ROLE_NAME = ['', 'active', 'standby', 'warmup', 'revoke'];
+const ROLE_FILL = ['#f1f3f6', '#2563eb', '#7c3aed', '#d97706', '#fff'];
+const GRID = { cw: 26, ch: 22, gap: 2, head: 19, pad: 4, flashMs: 1400, font: '12px ui-monospace, Menlo, monospace' };
 
+/** Per member: [current roles, target roles] as Map task -> role code. */
 function roleMaps(m) {
   const cur = new Map(), tgt = new Map();
-  for (const t of m.warmup) cur.set(t, 'warmup');
-  for (const t of m.standby) cur.set(t, 'standby');
-  for (const t of m.active) cur.set(t, 'active');
-  for (const t of m.pending_revocation) cur.set(t, 'revoke');
-  for (const t of m.target_warmup) tgt.set(t, 'warmup');
-  for (const t of m.target_standby) tgt.set(t, 'standby');
-  for (const t of m.target_active) tgt.set(t, 'active');
+  for (const t of m.warmup) cur.set(t, 3);
+  for (const t of m.standby) cur.set(t, 2);
+  for (const t of m.active) cur.set(t, 1);
+  for (const t of m.pending_revocation) cur.set(t, 4);
+  for (const t of m.target_warmup) tgt.set(t, 3);
+  for (const t of m.target_standby) tgt.set(t, 2);
+  for (const t of m.target_active) tgt.set(t, 1);
   return [cur, tgt];
 }
+const listsKey = (m) => `${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.target_standby}|${m.target_warmup}`;
+const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export class AssignmentGrid {
-  constructor(el, { onCell } = {}) { this.el = el; this.onCell = onCell; this.cells = new Map(); this.shape = ''; }
-  /** `diff` (optional): Set of `task|process_id` cells to outline (side-by-side differences). */
-  update(g, order, diff) {
-    const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
-    const tasks = allTasks(g);
-    const shape = JSON.stringify([tasks, members.map((m) => m.member_id)]);
-    if (shape !== this.shape) this.build(tasks, members, order, shape);
-    let mismatch = 0;
-    const maps = members.map(roleMaps);
-    for (let r = 0; r < tasks.length; r++) {
-      const t = tasks[r];
-      for (let c = 0; c < members.length; c++) {
-        const cur = maps[c][0].get(t) ?? '', tgt = maps[c][1].get(t) ?? '';
-        const cell = this.cells.get(`${r},${c}`);
-        const dc = diff?.has(`${t}|${members[c].process_id}`) ?? false;
-        const key = cur + '|' + tgt + '|' + (dc ? 1 : 0);
-        if (cur !== tgt && !(cur === 'revoke' && !tgt)) mismatch++;
-        if (cell._key === key) continue;
-        const changed = cell._key !== undefined && !this.fresh;
-        cell._key = key;
-        cell.className = `c cur-${cur || 'none'} tgt-${tgt || 'none'}${cur !== tgt ? ' off' : ''}${dc ? ' diff' : ''}`;
-        cell.textContent = ROLE_LETTER[cur] ?? '';
-        cell.title = `${t} @ ${members[c].member_id}\ncurrent: ${cur || '–'}\ntarget: ${tgt || '–'}`;
-        if (changed) { cell.classList.remove('flash'); void cell.offsetWidth; cell.classList.add('flash'); }
-      }
-    }
-    this.fresh = false;
-    this.summary.textContent = `${tasks.length} tasks × ${members.length} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
-    this.summary.dataset.mismatch = mismatch;
-  }
-  build(tasks, members, order, shape) {
-    this.shape = shape; this.cells.clear(); this.fresh = true;
-    const table = document.createElement('table');
-    table.className = 'grid';
-    const head = `<tr><th class="corner">task \\ member</th>${members.map((m) => `<th style="--mc:${memberColor(m.member_id, order)}" title="${esc(m.member_id)} (${esc(m.process_id)})"><div>${esc(short(m.member_id))}</div></th>`).join('')}</tr>`;
-    table.innerHTML = `<thead>${head}</thead><tbody></tbody>`;
-    const body = table.tBodies[0];
-    tasks.forEach((t, r) => {
-      const tr = document.createElement('tr');
-      tr.innerHTML = `<th>${esc(t)}</th>`;
-      members.forEach((_, c) => {
-        const td = document.createElement('td');
-        td.className = 'c';
-        this.cells.set(`${r},${c}`, td);
-        tr.append(td);
-      });
-      body.append(tr);
-    });
+  constructor(el, { onCell } = {}) {
+    this.el = el; this.onCell = onCell;
+    this.tasks = []; this.members = []; this.cols = []; this.cur = new Uint8Array(0); this.tgt = new Uint8Array(0);
+    this.dif = new Uint8Array(0); this.flash = new Float64Array(0); this.fresh = new Uint8Array(0); this.diffKey = ''; this.anim = 0; this.dirty = true;
     this.summary = document.createElement('div');
     this.summary.className = 'grid-summary';
     this.summary.dataset.testid = 'grid-summary';
-    this.el.replaceChildren(this.summary, table);
+    this.scroller = document.createElement('div');
+    this.scroller.className = 'grid-scroll';
+    this.sizer = document.createElement('div');
+    this.sizer.className = 'grid-sizer';
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'grid-canvas';
+    this.canvas.setAttribute('role', 'img');
+    this.sizer.append(this.canvas);
+    this.scroller.append(this.sizer);
+    el.replaceChildren(this.summary, this.scroller);
+    this.sx = this.sy = this.boxW = this.boxH = 0;
+    this.scroller.addEventListener('scroll', () => { this.sx = this.scroller.scrollLeft; this.sy = this.scroller.scrollTop; this.draw(); }, { passive: true });
+    watchSize(this.scroller, (r) => { this.boxW = r.width; this.boxH = r.height; this.draw(); });
+    this.canvas.addEventListener('mousemove', (e) => this.hover(e));
+    this.canvas.addEventListener('click', (e) => { const h = this.at(e); if (h?.cell) this.onCell?.(h.task, h.member); });
+  }
+
+  /** `diff` (optional): Set of `task|process_id` cells to outline (side-by-side differences). */
+  update(g, order, diff) {
+    const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
+    const tasks = this.sortedTasks(g);
+    const ids = members.map((m) => m.member_id);
+    const diffKey = diff ? [...diff].sort().join(',') : '';
+    const newTasks = tasks !== this.tasks;
+    if (newTasks || !sameList(ids, this.members)) this.reshape(tasks, ids);
+    const R = tasks.length, C = ids.length, now = performance.now();
+    // Columns are recomputed when their member's lists change; all of them for new tasks or diffs.
+    const allCols = newTasks || diffKey !== this.diffKey;
+    this.diffKey = diffKey;
+    for (let c = 0; c < C; c++) {
+      const m = members[c], col = this.cols[c];
+      const color = memberColor(m.member_id, order);
+      if (col.color !== color || col.pid !== m.process_id) { col.color = color; col.pid = m.process_id; this.dirty = true; }
+      const key = listsKey(m);
+      if (!allCols && key === col.key) continue;
+      col.key = key;
+      const [cm, tm] = roleMaps(m);
+      let mis = 0;
+      for (let r = 0; r < R; r++) {
+        const t = tasks[r], i = r * C + c;
+        const cu = cm.get(t) ?? 0, tg = tm.get(t) ?? 0, df = diff?.has(`${t}|${m.process_id}`) ? 1 : 0;
+        if (cu !== tg && !(cu === 4 && !tg)) mis++;
+        if (cu === this.cur[i] && tg === this.tgt[i] && df === this.dif[i]) continue;
+        if (!this.fresh[i]) this.flash[i] = now;
+        this.cur[i] = cu; this.tgt[i] = tg; this.dif[i] = df;
+        this.dirty = true;
+      }
+      col.mismatch = mis;
+    }
+    this.fresh.fill(0);
+    let mismatch = 0;
+    for (let c = 0; c < C; c++) mismatch += this.cols[c].mismatch;
+    const text = `${R} tasks × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
+    if (this.summary.textContent !== text) {
+      this.summary.textContent = text;
+      this.summary.dataset.mismatch = mismatch;
+      this.canvas.setAttribute('aria-label', `assignment grid: ${text}`);
+    }
+    if (this.dirty) this.draw();
+  }
+
+  /** allTasks(g), the same array as last time when the set of tasks did not change. */
+  sortedTasks(g) {
+    const s = new Set(g.tasks);
+    for (const m of g.members) for (const k of TASK_LISTS) for (const t of m[k]) s.add(t);
+    if (s.size === this.tasks.length && this.tasks.every((t) => s.has(t))) return this.tasks;
+    return sortTasks(s);
+  }
+
+  reshape(tasks, ids) {
+    // Carry the states of cells that stay (a member joining does not reset the others' flashes).
+    const oldR = new Map(this.tasks.map((t, r) => [t, r])), oldC = new Map(this.members.map((id, c) => [id, c]));
+    const C0 = this.members.length, R = tasks.length, C = ids.length;
+    const { cur, tgt, dif, flash } = this;
+    this.cur = new Uint8Array(R * C); this.tgt = new Uint8Array(R * C); this.dif = new Uint8Array(R * C);
+    this.flash = new Float64Array(R * C); this.fresh = new Uint8Array(R * C);
+    const cmap = ids.map((id) => oldC.get(id) ?? -1);
+    for (let r = 0; r < R; r++) {
+      const r0 = oldR.get(tasks[r]) ?? -1;
+      for (let c = 0; c < C; c++) {
+        const i = r * C + c, c0 = cmap[c];
+        if (r0 < 0 || c0 < 0) { this.fresh[i] = 1; continue; } // a new row or column appears without flashing
+        const j = r0 * C0 + c0;
+        this.cur[i] = cur[j]; this.tgt[i] = tgt[j]; this.dif[i] = dif[j]; this.flash[i] = flash[j];
+      }
+    }
+    const keep = new Map(this.cols.map((col) => [col.id, col])), sameTasks = tasks === this.tasks;
+    this.tasks = tasks; this.members = ids;
+    // Geometry: a table with border-spacing 2px, columns as wide as their header label.
+    const c2 = this.ctx();
+    c2.font = `600 ${GRID.font}`;
+    const width = (text) => { let w = TEXT_W.get(text); if (w == null) TEXT_W.set(text, (w = c2.measureText(text).width)); return w; };
+    const colW = ids.map((id) => Math.max(GRID.cw, Math.ceil(width(short(id))) + 2 * GRID.pad));
+    this.rowHead = Math.ceil(Math.max(width('task \\ member'), ...tasks.map(width))) + 2 * GRID.pad;
+    // A column that stays keeps its change key: only new members are computed again.
+    this.cols = ids.map((id, c) => ({ id, w: colW[c], x: 0, key: null, mismatch: 0, color: null, pid: null, ...(sameTasks ? pick(keep.get(id)) : {}) }));
+    let x = GRID.gap + this.rowHead + GRID.gap;
+    for (const col of this.cols) { col.x = x; x += col.w + GRID.gap; }
+    this.W = x;
+    this.H = GRID.gap + GRID.head + GRID.gap + R * (GRID.ch + GRID.gap);
+    this.sizer.style.width = `${this.W}px`;
+    this.sizer.style.height = `${this.H}px`;
+    this.el.dataset.members = C;
+    this.el.dataset.columns = ids.join(' ');
+    this.dirty = true;
+  }
+
+  ctx() { return (this._ctx ??= this.canvas.getContext('2d')); }
+
+  /** Draws the visible part; called on data changes, scroll, resize and while cells flash. */
+  draw() {
+    // Sizes come from the ResizeObserver and the scroll position from scroll events: no layout read.
+    const vw = Math.min(this.W ?? 0, this.boxW), vh = Math.min(this.H ?? 0, this.boxH);
+    if (!(vw > 0 && vh > 0)) return; // hidden (side-by-side tab not shown): drawn when it shows
+    this.dirty = false;
+    const dpr = window.devicePixelRatio || 1, cv = this.canvas;
+    if (cv.width !== Math.round(vw * dpr) || cv.height !== Math.round(vh * dpr)) {
+      cv.width = Math.round(vw * dpr); cv.height = Math.round(vh * dpr);
+      cv.style.width = `${vw}px`; cv.style.height = `${vh}px`;
+    }
+    const c = this.ctx(), sx = this.sx, sy = this.sy;
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.fillStyle = '#fff';
+    c.fillRect(0, 0, vw, vh);
+    const { cw, ch, gap, head, flashMs } = GRID, C = this.members.length, R = this.tasks.length, now = performance.now();
+    const top = gap + head + gap, left = gap + this.rowHead + gap;
+    // Visible columns and rows (the header row and the task column cover the scrolled-under part).
+    let c0 = 0;
+    while (c0 < C && this.cols[c0].x + this.cols[c0].w - sx < left) c0++;
+    let c1 = c0;
+    while (c1 < C && this.cols[c1].x - sx < vw) c1++;
+    const r0 = Math.max(0, Math.floor((sy) / (ch + gap)) - 1), r1 = Math.min(R, Math.ceil((sy + vh) / (ch + gap)) + 1);
+    let flashing = false;
+    const rings = [];
+    c.save();
+    c.beginPath(); c.rect(left, top, vw - left, vh - top); c.clip();
+    c.textAlign = 'center'; c.textBaseline = 'middle';
+    c.font = `700 ${GRID.font}`;
+    for (let r = r0; r < r1; r++) {
+      const y = top + r * (ch + gap) - sy;
+      for (let k = c0; k < c1; k++) {
+        const col = this.cols[k], x = col.x - sx, w = col.w, i = r * C + k;
+        const cu = this.cur[i], tg = this.tgt[i];
+        const age = now - this.flash[i];
+        if (age < flashMs) {
+          // flash: 0 0 0 4px #facc15 easing out to nothing
+          flashing = true;
+          const p = age / flashMs, e = 1 - (1 - p) * (1 - p) * (1 - p);
+          c.globalAlpha = 1 - e;
+          c.fillStyle = '#facc15';
+          roundRect(c, x - 4 * (1 - e), y - 4 * (1 - e), w + 8 * (1 - e), ch + 8 * (1 - e), 4 + 4 * (1 - e)); c.fill();
+          c.globalAlpha = 1;
+        }
+        c.drawImage(cellSprite(cu, tg, w, dpr), x - 4, y - 4, w + 8, ch + 8);
+        if (this.dif[i]) rings.push(x, y, w);
+      }
+    }
+    // Side-by-side differences: a 3 px ring around the cell, over its neighbours.
+    c.strokeStyle = '#f43f5e'; c.lineWidth = 3;
+    for (let j = 0; j < rings.length; j += 3) { roundRect(c, rings[j] - 1.5, rings[j + 1] - 1.5, rings[j + 2] + 3, ch + 3, 5.5); c.stroke(); }
+    c.restore();
+    // Header row (member labels over a bar of the member's colour) and task column.
+    c.font = `600 ${GRID.font}`; c.textBaseline = 'middle';
+    c.fillStyle = '#fff'; c.fillRect(0, 0, vw, top - gap / 2);
+    c.save(); c.beginPath(); c.rect(left, 0, vw - left, top); c.clip();
+    c.textAlign = 'center';
+    for (let k = c0; k < c1; k++) {
+      const col = this.cols[k], x = col.x - sx;
+      c.fillStyle = '#5b6270'; c.fillText(short(col.id), x + col.w / 2, gap + (head - 3) / 2 + 1);
+      c.fillStyle = col.color ?? '#888'; c.fillRect(x, gap + head - 3, col.w, 3);
+    }
+    c.restore();
+    c.fillStyle = '#fff'; c.fillRect(0, 0, left - gap / 2, vh);
+    c.save(); c.beginPath(); c.rect(0, top, left, vh - top); c.clip();
+    c.textAlign = 'right'; c.fillStyle = '#5b6270';
+    for (let r = r0; r < r1; r++) c.fillText(this.tasks[r], gap + this.rowHead - GRID.pad, top + r * (ch + gap) - sy + ch / 2 + 1);
+    c.restore();
+    c.textAlign = 'right'; c.fillStyle = '#5b6270';
+    c.fillText('task \\ member', gap + this.rowHead - GRID.pad, gap + (head - 3) / 2 + 1);
+    c.textAlign = 'left';
+    // Keep flashing cells animating (also when paused).
+    if (flashing && !this.anim) this.anim = requestAnimationFrame(() => { this.anim = 0; this.draw(); });
+  }
+
+  /** The cell, column header or task label under a mouse event. */
+  at(e) {
+    const r = this.canvas.getBoundingClientRect();
+    const px = e.clientX - r.left, py = e.clientY - r.top, sx = this.scroller.scrollLeft, sy = this.scroller.scrollTop;
+    const { ch, gap, head } = GRID, top = gap + head + gap, left = gap + this.rowHead + gap;
+    const k = px < left ? -1 : this.cols.findIndex((col) => px + sx >= col.x && px + sx < col.x + col.w);
+    const row = py < top ? -1 : Math.floor((py + sy - top) / (ch + gap));
+    if (row >= this.tasks.length) return null;
+    const inRow = row >= 0 && (py + sy - top) - row * (ch + gap) < ch;
+    if (k >= 0 && row < 0) return { member: this.members[k], header: true, col: this.cols[k] };
+    if (k < 0 && row >= 0) return inRow ? { task: this.tasks[row] } : null;
+    if (k >= 0 && row >= 0 && inRow) return { cell: true, task: this.tasks[row], member: this.members[k], i: row * this.members.length + k };
+    return null;
+  }
+
+  hover(e) {
+    const h = this.at(e);
+    let title = '';
+    if (h?.cell) title = `${h.task} @ ${h.member}\ncurrent: ${ROLE_NAME[this.cur[h.i]] || '–'}\ntarget: ${ROLE_NAME[this.tgt[h.i]] || '–'}`;
+    else if (h?.header) title = `${h.member} (${h.col.pid})`;
+    else if (h?.task) title = h.task;
+    if (this.canvas.title !== title) this.canvas.title = title;
+  }
+
+  /** Where a cell is drawn, in client coordinates (its centre), or null. */
+  cellCenter(task, member) {
+    const r = this.tasks.indexOf(task), k = this.members.indexOf(member);
+    if (r < 0 || k < 0) return null;
+    const b = this.canvas.getBoundingClientRect(), { ch, gap, head } = GRID, col = this.cols[k];
+    return { x: b.left + col.x + col.w / 2 - this.scroller.scrollLeft, y: b.top + gap + head + gap + r * (ch + gap) + ch / 2 - this.scroller.scrollTop };
+  }
+
+  /** The drawn state of one cell (tests, console): {current, target, diff} or null. */
+  cell(task, member) {
+    const r = this.tasks.indexOf(task), k = this.members.indexOf(member);
+    if (r < 0 || k < 0) return null;
+    const i = r * this.members.length + k;
+    return { current: ROLE_NAME[this.cur[i]] || null, target: ROLE_NAME[this.tgt[i]] || null, diff: !!this.dif[i] };
   }
 }
 
+const TEXT_W = new Map(); // label widths in the grid's header font
+const pick = (col) => (col ? { key: col.key, mismatch: col.mismatch, color: col.color, pid: col.pid } : {});
+
+/** A cell's look (fill, outline, letter) pre-drawn once per kind and width: the grid
+ * then draws one image per cell. 4 px margin for the rings. */
+const SPRITES = new Map();
+function cellSprite(cu, tg, w, dpr) {
+  const key = `${cu}${tg}|${w}|${dpr}`;
+  let sp = SPRITES.get(key);
+  if (sp) return sp;
+  const { ch } = GRID;
+  sp = document.createElement('canvas');
+  sp.width = Math.ceil((w + 8) * dpr); sp.height = Math.ceil((ch + 8) * dpr);
+  const c = sp.getContext('2d');
+  c.setTransform(dpr, 0, 0, dpr, 4 * dpr, 4 * dpr);
+  const x = 0, y = 0;
+  c.fillStyle = ROLE_FILL[cu];
+  roundRect(c, x, y, w, ch, 4); c.fill();
+  if (cu === 4) {
+    c.strokeStyle = '#dc2626'; c.lineWidth = 2; c.setLineDash([4, 2]);
+    roundRect(c, x + 1, y + 1, w - 2, ch - 2, 3); c.stroke(); c.setLineDash([]);
+  } else if (cu !== tg) {
+    // outline = target role (inset like outline-offset: -2px); dotted black: no target role
+    const none = !tg && cu;
+    if (tg || none) {
+      c.strokeStyle = none ? '#111' : ROLE_FILL[tg]; c.lineWidth = 2.5; c.setLineDash(none ? [2.5, 2.5] : []);
+      roundRect(c, x + 1.25, y + 1.25, w - 2.5, ch - 2.5, 3); c.stroke(); c.setLineDash([]);
+    }
+  }
+  if (cu) {
+    c.font = `700 ${GRID.font}`; c.textAlign = 'center'; c.textBaseline = 'middle';
+    c.fillStyle = cu === 4 ? '#dc2626' : '#fff'; c.fillText(ROLE_LETTER[cu], x + w / 2, y + ch / 2 + 1);
+  }
+  if (SPRITES.size > 500) SPRITES.clear();
+  SPRITES.set(key, sp);
+  return sp;
+}
+
+function roundRect(c, x, y, w, h, r) {
+  c.beginPath();
+  c.roundRect(x, y, w, h, r);
+}
+
+const TASK_LISTS = ['active', 'standby', 'warmup', 'pending_revocation', 'target_active'];
+
 export function allTasks(g) {
   const s = new Set(g.tasks);
-  for (const m of g.members) for (const k of ['active', 'standby', 'warmup', 'pending_revocation', 'target_active']) for (const t of m[k]) s.add(t);
-  return [...s].sort((a, b) => {
-    const [sa, pa] = splitTask(a), [sb, pb] = splitTask(b);
-    return sa < sb ? -1 : sa > sb ? 1 : pa - pb;
-  });
+  for (const m of g.members) for (const k of TASK_LISTS) for (const t of m[k]) s.add(t);
+  return sortTasks(s);
+}
+function sortTasks(s) {
+  return [...s].map((t) => [t, ...splitTask(t)]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : a[2] - b[2])).map((x) => x[0]);
 }
 function splitTask(t) {
   const i = t.lastIndexOf('_');
@@ -270,11 +561,19 @@ function splitTask(t) {
 // ---- heartbeat swimlanes (canvas: hundreds of heartbeats per frame stay cheap) ------------------
 
 export class Swimlanes {
-  constructor(el, { onSelect } = {}) {
+  constructor(el, { onSelect, onResize } = {}) {
     this.el = el; this.onSelect = onSelect; this.hits = [];
+    this.width = this.viewH = this.top = 0;
+    watchSize(el, (r) => { if (r.width !== this.width || r.height !== this.viewH) { this.width = r.width; this.viewH = r.height; onResize?.(); } });
+    el.addEventListener('scroll', () => { this.top = el.scrollTop; onResize?.(); }, { passive: true });
+    // A sizer of the full height holds a sticky canvas of the visible height (100 members: 6 times
+    // fewer pixels to allocate and clear; its height no longer changes with every member).
+    this.sizer = document.createElement('div');
+    this.sizer.className = 'lanes-sizer';
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'lanes';
-    el.append(this.canvas);
+    this.sizer.append(this.canvas);
+    el.append(this.sizer);
     this.canvas.addEventListener('click', (e) => {
       const r = this.canvas.getBoundingClientRect();
       const px = e.clientX - r.left, py = e.clientY - r.top;
@@ -294,24 +593,28 @@ export class Swimlanes {
     });
   }
   update(messages, records, g, now, windowMs, order) {
-    const w = Math.max(300, this.el.clientWidth || 800);
-    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${records.length}|${now}|${w}|${this.selected}|${g.members.length}|${this.el.scrollTop}`;
+    const w = Math.max(300, this.width || 800);
+    // Redrawn when something is new or the time axis moved by a pixel (at 1× every third frame).
+    const px = Math.floor(now / (windowMs / (w - 84)));
+    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${messages.length ? messages[messages.length - 1].fate : ''}|${records.length}|${px}|${w}|${this.selected}|${g.members.length}|${this.top}|${this.viewH}`;
     if (key === this._key) return;
     this._key = key;
     const members = g.members.map((m) => m.member_id);
     const lane = new Map(members.map((id, i) => [id, i + 1]));
     const L = 74, R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
-    const cv = this.canvas;
-    if (cv.width !== w * dpr || cv.height !== h * dpr) {
-      cv.width = w * dpr; cv.height = h * dpr; cv.style.width = `${w}px`; cv.style.height = `${h}px`;
+    const cv = this.canvas, vh = Math.min(h, this.viewH || h);
+    if (this._h !== h) { this._h = h; this.sizer.style.height = `${h}px`; }
+    if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(vh * dpr)) {
+      cv.width = Math.round(w * dpr); cv.height = Math.round(vh * dpr); cv.style.width = `${w}px`; cv.style.height = `${vh}px`;
     }
-    const c = cv.getContext('2d');
-    c.setTransform(dpr, 0, 0, dpr, 0, 0);
-    // Only the lanes in view are drawn (100 members: 6 times less work).
-    const top = this.el.scrollTop, bottom = top + (this.el.clientHeight || h);
+    const c = (this.ctx ??= cv.getContext('2d'));
+    // Drawn in the coordinates of the full height, shifted by the scroll position.
+    const top = Math.max(0, Math.min(this.top, h - vh)), bottom = top + vh;
+    c.setTransform(dpr, 0, 0, dpr, 0, -top * dpr);
+    // Only the lanes in view are drawn.
     const lo = Math.max(0, Math.floor(top / LH) - 1), hi = Math.ceil(bottom / LH) + 1;
     const vis = (l) => l >= lo && l <= hi;
-    c.clearRect(0, Math.max(0, top - LH), w, Math.min(h, bottom - top + 2 * LH));
+    c.clearRect(0, top, w, vh);
     const t0 = Math.max(0, now - windowMs);
     const x = (t) => L + ((w - L - R) * (t - t0)) / windowMs;
     c.font = '600 11px system-ui, sans-serif';
@@ -326,7 +629,12 @@ export class Swimlanes {
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
     this.hits = [];
-    const COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
+    // One path per kind for the lines and one for the dots (hundreds of heartbeats, a few draw calls).
+    const KINDS = ['ok', 'err', 'fly', 'lost'], COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
+    const lines = {}, dots = {};
+    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); }
+    let sel = null;
+    const y0 = laneY(0);
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       const rcv = m.received_ms < 0 || m.received_ms > now ? now : m.received_ms; // in flight: up to now
@@ -335,25 +643,30 @@ export class Swimlanes {
       if (!l || !vis(l)) continue;
       const yy = laneY(l), cls = m.fate === 'in_flight' ? 'fly' : m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
       const x1 = x(m.sent_ms), x2 = x(rcv);
-      c.strokeStyle = COL[cls];
-      c.globalAlpha = 0.5;
-      c.setLineDash(cls === 'lost' ? [3, 2] : []);
-      c.beginPath(); c.moveTo(x1, yy); c.lineTo(x2, laneY(0)); c.stroke();
-      c.globalAlpha = 1;
-      c.setLineDash([]);
-      c.beginPath(); c.arc(x1, yy, m.seq === this.selected ? 7 : 4.5, 0, 2 * Math.PI);
-      if (cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.lineWidth = 2; c.stroke(); c.lineWidth = 1; } else { c.fillStyle = COL[cls]; c.fill(); }
-      if (m.seq === this.selected) { c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1; }
-      this.hits.push({ x: x1, y: yy, m });
+      lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
+      if (m.seq === this.selected) sel = { x1, yy, cls };
+      else { dots[cls].moveTo(x1 + 4.5, yy); dots[cls].arc(x1, yy, 4.5, 0, 2 * Math.PI); }
+      this.hits.push({ x: x1, y: yy - top, m }); // canvas coordinates
+    }
+    c.globalAlpha = 0.5;
+    for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
+    c.globalAlpha = 1;
+    c.setLineDash([]);
+    for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(dots[k]); }
+    c.fillStyle = '#fff'; c.fill(dots.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(dots.lost); c.lineWidth = 1;
+    if (sel) {
+      c.beginPath(); c.arc(sel.x1, sel.yy, 7, 0, 2 * Math.PI);
+      if (sel.cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(); } else { c.fillStyle = COL[sel.cls]; c.fill(); }
+      c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1;
     }
     c.strokeStyle = '#111'; c.setLineDash([2, 2]);
-    c.beginPath(); c.moveTo(x(now), Math.max(0, top - LH)); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
+    c.beginPath(); c.moveTo(x(now), top); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
     c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
     const axisY = Math.min(h - 8, bottom - 8);
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
     c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
     c.textAlign = 'left';
-    this.el.dataset.count = this.hits.length;
+    if (this.el.dataset.count !== String(this.hits.length)) this.el.dataset.count = this.hits.length;
   }
 }
 
