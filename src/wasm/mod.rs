@@ -16,6 +16,11 @@ use wasm_bindgen::prelude::*;
 use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
 use crate::util::sort;
 
+mod allocator;
+
+#[global_allocator]
+static ALLOCATOR: allocator::SizeClassAlloc = allocator::SizeClassAlloc::new();
+
 /// Outputs go through JSON: record values have integer map keys (partition -> epoch), which JSON
 /// turns into object keys, and one `JSON.parse` is faster than building the objects field by field.
 fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsError> {
