@@ -2,9 +2,14 @@
 # Builds the wasm module and its JS glue into www/pkg/ (recipe: /work/shared/spec/wasm-toolchain.md).
 # Idempotent: installs the wasm32 target and wasm-bindgen-cli (== the version in Cargo.lock) only
 # when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
-# WASM_SIZE=1 compiles the crate itself at opt-level "s": ~284 KB gzip instead of ~362 KB, but the
-# simulation runs about 2x slower (pkg-scripts/bench-wasm.sh). Default: opt-level 2 for the wasm
-# build (as fast as 3 here and a little smaller); the native release profile is not touched.
+# Default: opt-level 2 for the wasm build (as fast as 3 here and a little smaller) with a smaller
+# LLVM inlining budget (-inline-threshold=60, -inlinehint-threshold=175 instead of 225 / 325):
+# 776,544 bytes, 299,614 bytes gzip -9 (292.6 KB; 345,702 at the default budget). That costs the
+# simulation 5-10% in wasm, about what the wasm-only size-class allocator (src/wasm/allocator.rs)
+# gains back; pkg-scripts/bench-wasm.sh ratio 2.1-2.4 (warm-up dominated, see README).
+# WASM_SIZE=1 compiles the crate itself at opt-level "s" (default inlining budget) instead:
+# 302,751 bytes gzip, ~1.3x slower. The native build is not touched (the flags below are passed
+# for the wasm32 target only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -26,7 +31,8 @@ OPT=(--config 'profile.release.lto=true' --config 'profile.release.codegen-units
 if [ "${WASM_SIZE:-0}" = 1 ]; then
   OPT+=(--config 'profile.release.opt-level=3' --config 'profile.release.package.groupcoord.opt-level="s"')
 else
-  OPT+=(--config 'profile.release.opt-level=2')
+  OPT+=(--config 'profile.release.opt-level=2'
+        --config 'target.wasm32-unknown-unknown.rustflags=["-Cllvm-args=-inline-threshold=60", "-Cllvm-args=-inlinehint-threshold=175"]')
 fi
 cargo build --locked --release --target wasm32-unknown-unknown --lib "${OPT[@]}"
 rm -rf www/pkg

@@ -72,6 +72,7 @@ pub mod scenario;
 pub mod sim;
 pub mod topology;
 pub mod types;
+pub mod util;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -85,8 +85,9 @@ impl TaskSet {
         match self.0.get_mut(subtopology) {
             Some(p) => p.insert(partition),
             None => {
-                self.0
-                    .insert(subtopology.to_string(), BTreeSet::from([partition]));
+                let mut p = BTreeSet::new();
+                p.insert(partition);
+                self.0.insert(subtopology.to_string(), p);
                 true
             }
         }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::util::sort;
 
 /// See the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -19,11 +20,12 @@ impl TaskAssignor for MockAssignor {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError> {
-        let mut out: BTreeMap<String, MemberAssignment> = group
-            .members
-            .keys()
-            .map(|m| (m.clone(), MemberAssignment::default()))
-            .collect();
+        let mut out: BTreeMap<String, MemberAssignment> = sort::collect_map(
+            group
+                .members
+                .keys()
+                .map(|m| (m.clone(), MemberAssignment::default())),
+        );
         let mut owner: BTreeMap<TaskId, &str> = BTreeMap::new();
         for (id, m) in &group.members {
             for t in m.active_tasks.iter() {

@@ -14,6 +14,7 @@ use crate::protocol::{
 use crate::records::Record;
 use crate::topology::{self, InternalTopic};
 use crate::types::{Millis, TaskId, TasksTuple, TasksWithEpochs};
+use crate::util::sort;
 
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +49,7 @@ fn declared_info(t: &topology::TopicInfo) -> TopicInfo {
         .iter()
         .map(|c| kv(&c.key, &c.value))
         .collect();
-    configs.sort_by(|a, b| a.key.cmp(&b.key));
+    sort::by(&mut configs, |a, b| a.key.cmp(&b.key));
     TopicInfo {
         name: t.name.clone(),
         partitions: t.partitions,
@@ -60,7 +61,7 @@ fn declared_info(t: &topology::TopicInfo) -> TopicInfo {
 
 fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut v: Vec<String> = v.into_iter().collect();
-    v.sort();
+    sort::sort(&mut v);
     v
 }
 
@@ -98,13 +99,13 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
                 .map(|s| {
                     let mut changelogs: Vec<TopicInfo> =
                         s.state_changelog_topics.iter().map(declared_info).collect();
-                    changelogs.sort_by(|a, b| a.name.cmp(&b.name));
+                    sort::by(&mut changelogs, |a, b| a.name.cmp(&b.name));
                     let mut repartition: Vec<TopicInfo> = s
                         .repartition_source_topics
                         .iter()
                         .map(declared_info)
                         .collect();
-                    repartition.sort_by(|a, b| a.name.cmp(&b.name));
+                    sort::by(&mut repartition, |a, b| a.name.cmp(&b.name));
                     DescribedSubtopology {
                         subtopology_id: s.subtopology_id.clone(),
                         source_topics: sorted(s.source_topics.iter().cloned()),
@@ -115,7 +116,7 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
                     }
                 })
                 .collect();
-            subs.sort_by(|a, b| a.subtopology_id.cmp(&b.subtopology_id));
+            sort::by(&mut subs, |a, b| a.subtopology_id.cmp(&b.subtopology_id));
             subs
         }
     };

@@ -23,6 +23,7 @@ use crate::records::{
 };
 use crate::topology::{self, ConfiguredTopology, InternalTopic, StreamsTopology};
 use crate::types::{Millis, TaskId, TaskSet, TasksTuple};
+use crate::util::sort;
 
 pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
@@ -647,10 +648,8 @@ impl Coordinator {
             updated.to_mut().process_id = p.clone();
         }
         if let Some(tags) = &req.client_tags {
-            let tags: BTreeMap<String, String> = tags
-                .iter()
-                .map(|kv| (kv.key.clone(), kv.value.clone()))
-                .collect();
+            let tags: BTreeMap<String, String> =
+                sort::collect_map(tags.iter().map(|kv| (kv.key.clone(), kv.value.clone())));
             if updated.client_tags != tags {
                 updated.to_mut().client_tags = tags;
             }

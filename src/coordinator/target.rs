@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::records::{Record, TargetAssignmentMetadataValue};
 use crate::topology::ConfiguredTopology;
 use crate::types::{Millis, TasksTuple};
+use crate::util::sort;
 
 pub const DELAYED_INITIAL: &str =
     "Assignment delayed due to the configured initial rebalance delay.";
@@ -93,7 +94,7 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
     }
     // 6. Compute.
     let mut members: BTreeMap<&str, &StreamsMember> =
-        g.members.iter().map(|(id, m)| (id.as_str(), m)).collect();
+        sort::collect_map(g.members.iter().map(|(id, m)| (id.as_str(), m)));
     if let Some(old) = req.replaced_member_id {
         members.remove(old);
     }
@@ -149,53 +150,44 @@ fn compute(
         .filter(|c| c.is_ready())
         .and_then(|c| c.subtopologies.as_ref());
     let Some(subtopologies) = ready else {
-        return Ok(members
-            .keys()
-            .map(|id| (id.to_string(), TasksTuple::default()))
-            .collect());
+        return Ok(sort::collect_map(
+            members
+                .keys()
+                .map(|id| (id.to_string(), TasksTuple::default())),
+        ));
     };
     let topology = TopologySpec {
-        subtopologies: subtopologies
-            .iter()
-            .map(|(id, s)| {
-                (
-                    id.clone(),
-                    SubtopologySpec {
-                        number_of_tasks: s.number_of_tasks,
-                        stateful: s.is_stateful(),
-                    },
-                )
-            })
-            .collect(),
+        subtopologies: sort::collect_map(subtopologies.iter().map(|(id, s)| {
+            (
+                id.clone(),
+                SubtopologySpec {
+                    number_of_tasks: s.number_of_tasks,
+                    stateful: s.is_stateful(),
+                },
+            )
+        })),
     };
     let spec = GroupSpec {
-        members: members
-            .iter()
-            .map(|(id, m)| {
-                let offsets = match req.updated_member_offsets {
-                    Some(o) if Some(*id) == req.updated_member.map(|m| m.member_id.as_str()) => {
-                        Some(o)
-                    }
-                    _ => g.task_offsets.get(*id),
-                };
-                (
-                    id.to_string(),
-                    MemberSpec {
-                        instance_id: m.instance_id.clone(),
-                        rack_id: m.rack_id.clone(),
-                        process_id: m.process_id.clone(),
-                        client_tags: m.client_tags.clone(),
-                        active_tasks: m.assigned.active.task_set(),
-                        standby_tasks: m.assigned.standby.clone(),
-                        warmup_tasks: m.assigned.warmup.clone(),
-                        task_offsets: offsets.map(|o| o.offsets.clone()).unwrap_or_default(),
-                        task_end_offsets: offsets
-                            .map(|o| o.end_offsets.clone())
-                            .unwrap_or_default(),
-                    },
-                )
-            })
-            .collect(),
+        members: sort::collect_map(members.iter().map(|(id, m)| {
+            let offsets = match req.updated_member_offsets {
+                Some(o) if Some(*id) == req.updated_member.map(|m| m.member_id.as_str()) => Some(o),
+                _ => g.task_offsets.get(*id),
+            };
+            (
+                id.to_string(),
+                MemberSpec {
+                    instance_id: m.instance_id.clone(),
+                    rack_id: m.rack_id.clone(),
+                    process_id: m.process_id.clone(),
+                    client_tags: m.client_tags.clone(),
+                    active_tasks: m.assigned.active.task_set(),
+                    standby_tasks: m.assigned.standby.clone(),
+                    warmup_tasks: m.assigned.warmup.clone(),
+                    task_offsets: offsets.map(|o| o.offsets.clone()).unwrap_or_default(),
+                    task_end_offsets: offsets.map(|o| o.end_offsets.clone()).unwrap_or_default(),
+                },
+            )
+        })),
         configs: req.configs.clone(),
     };
     let assignor = assignor::builtin(req.assignor_name)
@@ -204,18 +196,15 @@ fn compute(
     let out = assignor
         .assign(&spec, &topology)
         .map_err(|_| ApiError::unknown_server_error())?;
-    Ok(members
-        .keys()
-        .map(|id| {
-            let a = out.members.get(*id).cloned().unwrap_or_default();
-            (
-                id.to_string(),
-                TasksTuple {
-                    active: a.active,
-                    standby: a.standby,
-                    warmup: a.warmup,
-                },
-            )
-        })
-        .collect())
+    Ok(sort::collect_map(members.keys().map(|id| {
+        let a = out.members.get(*id).cloned().unwrap_or_default();
+        (
+            id.to_string(),
+            TasksTuple {
+                active: a.active,
+                standby: a.standby,
+                warmup: a.warmup,
+            },
+        )
+    })))
 }

@@ -58,8 +58,13 @@ fn yes() -> bool {
 }
 
 /// A user action (fault injection and operations), applied at the simulation's current time.
+///
+/// JSON: `{"action": "<snake_case variant>", ...fields}`. Deserialized through [`RawAction`]
+/// (same format, same messages for a missing field or an unknown action): serde's internally
+/// tagged enums buffer the input and instantiate each variant's visitor again for the buffer,
+/// which made action parsing a large part of the wasm module.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
+#[serde(tag = "action", rename_all = "snake_case", try_from = "RawAction")]
 #[non_exhaustive]
 pub enum Action {
     AddMember {
@@ -121,8 +126,121 @@ pub enum Action {
     },
 }
 
+/// Every field any action has, for deserializing [`Action`] and [`TimedAction`] in one pass.
+/// Unknown fields are ignored (as by the derived deserializer); a field of another action must
+/// still have its type.
+#[derive(Deserialize)]
+struct RawAction {
+    action: String,
+    at_ms: Option<i64>,
+    process_id: Option<String>,
+    process: Option<ProcessSpec>,
+    member: Option<String>,
+    down_ms: Option<i64>,
+    topic: Option<String>,
+    partitions: Option<i32>,
+    replicas: Option<i32>,
+    name: Option<String>,
+    percent: Option<u32>,
+}
+
+/// The snake_case names of [`Action`]'s variants, in declaration order.
+const ACTION_NAMES: [&str; 16] = [
+    "add_member",
+    "add_process",
+    "crash_member",
+    "leave_member",
+    "static_bounce",
+    "cut_network",
+    "heal_network",
+    "restart_coordinator",
+    "bump_topology_epoch",
+    "add_partitions",
+    "create_topic",
+    "request_shutdown",
+    "set_standby_replicas",
+    "set_assignor",
+    "restart_member",
+    "set_message_loss",
+];
+
+fn need<T>(v: Option<T>, field: &str) -> Result<T, String> {
+    v.ok_or_else(|| format!("missing field `{field}`"))
+}
+
+impl TryFrom<RawAction> for Action {
+    type Error = String;
+
+    fn try_from(r: RawAction) -> Result<Action, String> {
+        let member = || need(r.member.clone(), "member");
+        let topic_partitions = || {
+            Ok::<_, String>((
+                need(r.topic.clone(), "topic")?,
+                need(r.partitions, "partitions")?,
+            ))
+        };
+        Ok(match r.action.as_str() {
+            "add_member" => Action::AddMember {
+                process_id: need(r.process_id, "process_id")?,
+            },
+            "add_process" => Action::AddProcess {
+                process: need(r.process, "process")?,
+            },
+            "crash_member" => Action::CrashMember { member: member()? },
+            "leave_member" => Action::LeaveMember { member: member()? },
+            "static_bounce" => Action::StaticBounce {
+                member: member()?,
+                down_ms: need(r.down_ms, "down_ms")?,
+            },
+            "cut_network" => Action::CutNetwork { member: member()? },
+            "heal_network" => Action::HealNetwork { member: member()? },
+            "restart_coordinator" => Action::RestartCoordinator,
+            "bump_topology_epoch" => Action::BumpTopologyEpoch,
+            "add_partitions" => {
+                let (topic, partitions) = topic_partitions()?;
+                Action::AddPartitions { topic, partitions }
+            }
+            "create_topic" => {
+                let (topic, partitions) = topic_partitions()?;
+                Action::CreateTopic { topic, partitions }
+            }
+            "request_shutdown" => Action::RequestShutdown { member: member()? },
+            "set_standby_replicas" => Action::SetStandbyReplicas {
+                replicas: need(r.replicas, "replicas")?,
+            },
+            "set_assignor" => Action::SetAssignor {
+                name: need(r.name, "name")?,
+            },
+            "restart_member" => Action::RestartMember { member: member()? },
+            "set_message_loss" => Action::SetMessageLoss {
+                percent: need(r.percent, "percent")?,
+            },
+            other => {
+                let expected = ACTION_NAMES.map(|n| format!("`{n}`")).join(", ");
+                return Err(format!(
+                    "unknown variant `{other}`, expected one of {expected}"
+                ));
+            }
+        })
+    }
+}
+
+impl TryFrom<RawAction> for TimedAction {
+    type Error = String;
+
+    fn try_from(mut r: RawAction) -> Result<TimedAction, String> {
+        let at_ms = need(r.at_ms.take(), "at_ms")?;
+        Ok(TimedAction {
+            at_ms,
+            action: Action::try_from(r)?,
+        })
+    }
+}
+
 /// An action with the simulated time at which it was applied (permalinks, step back).
+/// JSON: the action's object with an `at_ms` field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawAction")]
 pub struct TimedAction {
     pub at_ms: i64,
     #[serde(flatten)]
@@ -262,4 +380,93 @@ pub enum SimEvent {
         name: String,
         detail: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_action() -> Vec<Action> {
+        let m = || "m1".to_string();
+        vec![
+            Action::AddMember {
+                process_id: "p1".into(),
+            },
+            Action::AddProcess {
+                process: ProcessSpec {
+                    process_id: "p9".into(),
+                    threads: 2,
+                    rack: Some("r1".into()),
+                    client_tags: BTreeMap::from([("zone".into(), "z1".into())]),
+                    static_members: true,
+                    start_at_ms: 5,
+                },
+            },
+            Action::CrashMember { member: m() },
+            Action::LeaveMember { member: m() },
+            Action::StaticBounce {
+                member: m(),
+                down_ms: 5000,
+            },
+            Action::CutNetwork { member: m() },
+            Action::HealNetwork { member: m() },
+            Action::RestartCoordinator,
+            Action::BumpTopologyEpoch,
+            Action::AddPartitions {
+                topic: "t".into(),
+                partitions: 6,
+            },
+            Action::CreateTopic {
+                topic: "u".into(),
+                partitions: 3,
+            },
+            Action::RequestShutdown { member: m() },
+            Action::SetStandbyReplicas { replicas: 1 },
+            Action::SetAssignor {
+                name: "sticky".into(),
+            },
+            Action::RestartMember { member: m() },
+            Action::SetMessageLoss { percent: 30 },
+        ]
+    }
+
+    #[test]
+    fn actions_round_trip_through_json() {
+        let all = every_action();
+        assert_eq!(all.len(), ACTION_NAMES.len());
+        for (a, name) in all.into_iter().zip(ACTION_NAMES) {
+            let json = serde_json::to_string(&a).unwrap();
+            assert!(json.contains(&format!(r#""action":"{name}""#)), "{json}");
+            assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), a);
+            let timed = TimedAction {
+                at_ms: 42,
+                action: a,
+            };
+            let json = serde_json::to_string(&timed).unwrap();
+            assert_eq!(serde_json::from_str::<TimedAction>(&json).unwrap(), timed);
+        }
+    }
+
+    #[test]
+    fn action_errors_name_the_problem() {
+        let err = |s: &str| serde_json::from_str::<Action>(s).unwrap_err().to_string();
+        assert!(err(r#"{"action":"crash_member"}"#).starts_with("missing field `member`"));
+        assert!(err(r#"{"member":"m1"}"#).starts_with("missing field `action`"));
+        assert!(
+            err(r#"{"action":"fly_to_moon"}"#)
+                .starts_with("unknown variant `fly_to_moon`, expected one of `add_member`, ")
+        );
+        let timed = serde_json::from_str::<TimedAction>(r#"{"action":"restart_coordinator"}"#);
+        assert!(
+            timed
+                .unwrap_err()
+                .to_string()
+                .starts_with("missing field `at_ms`")
+        );
+        // Fields of other actions and unknown fields are ignored.
+        let a: Action =
+            serde_json::from_str(r#"{"topic":"x","action":"bump_topology_epoch","extra":[1]}"#)
+                .unwrap();
+        assert_eq!(a, Action::BumpTopologyEpoch);
+    }
 }

@@ -22,6 +22,7 @@ use super::config::{SimKnobs, build_config};
 use super::view::GroupRecordView;
 use super::wire;
 use super::{SimError, invariants};
+use crate::util::sort;
 
 /// How many message log entries are kept.
 pub const MESSAGE_LOG_CAPACITY: usize = 5000;
@@ -463,12 +464,9 @@ impl Simulation {
             topics: self.topics.clone(),
         };
         match configure_topics(&topo, &image) {
-            Ok(ct) => ct
-                .subtopologies
-                .iter()
-                .flatten()
-                .flat_map(|(id, s)| (0..s.number_of_tasks).map(move |p| TaskId::new(id.clone(), p)))
-                .collect(),
+            Ok(ct) => sort::collect_set(ct.subtopologies.iter().flatten().flat_map(|(id, s)| {
+                (0..s.number_of_tasks).map(move |p| TaskId::new(id.clone(), p))
+            })),
             Err(_) => BTreeSet::new(),
         }
     }
@@ -734,7 +732,7 @@ impl Simulation {
 
     fn send_heartbeat(&mut self, member: &str) {
         let group_id = self.spec.group_id.clone();
-        let stateful: BTreeSet<String> = self.stateful_subtopologies().into_iter().collect();
+        let stateful: BTreeSet<String> = sort::collect_set(self.stateful_subtopologies());
         let rebalance_timeout = self.knobs.rebalance_timeout_ms;
         let now = self.now;
         let Some(m) = self.members.get_mut(member) else {

@@ -7,6 +7,7 @@ use crate::types::TaskSet;
 
 use super::api::InvariantResult;
 use super::engine::Simulation;
+use crate::util::sort;
 
 /// No active task is owned by two running clients at once (client side).
 pub const ACTIVE_TASK_SINGLE_OWNER: &str = "active-task-single-owner";
@@ -148,7 +149,8 @@ pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     let mut problems = Vec::new();
     let state = view.state();
     if state == "Stable" {
-        let clients: BTreeMap<&str, _> = sim.clients().map(|m| (m.member_id.as_str(), m)).collect();
+        let clients: BTreeMap<&str, _> =
+            sort::collect_map(sim.clients().map(|m| (m.member_id.as_str(), m)));
         for (id, m) in view.live_members() {
             let target = view.targets.get(id).cloned().unwrap_or_default();
             let assigned = m

@@ -8,6 +8,7 @@ use crate::types::{TaskSet, TasksWithEpochs};
 use super::api::*;
 use super::client::task_strings;
 use super::engine::Simulation;
+use crate::util::sort;
 
 fn pending(t: &TasksWithEpochs) -> TaskList {
     let mut v: Vec<String> = task_strings(&t.active.task_set());
@@ -31,8 +32,9 @@ impl Simulation {
         let cfg = self.config().for_group(&view.group_id);
         let group_id = view.group_id.clone();
         let clients: std::collections::BTreeMap<&str, _> =
-            self.clients().map(|m| (m.member_id.as_str(), m)).collect();
-        let mut ids: BTreeSet<String> = view.live_members().map(|(id, _)| id.clone()).collect();
+            sort::collect_map(self.clients().map(|m| (m.member_id.as_str(), m)));
+        let mut ids: BTreeSet<String> =
+            sort::collect_set(view.live_members().map(|(id, _)| id.clone()));
         for c in self.clients() {
             if c.is_alive() || c.status_name() == "bouncing" {
                 ids.insert(c.member_id.clone());

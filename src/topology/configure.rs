@@ -44,6 +44,7 @@ use super::{
     StreamsTopology, Subtopology, TopicConfigurationIssue, TopicInfo, copartition, repartition,
 };
 use crate::protocol::status_code;
+use crate::util::sort;
 
 /// Why configuration stopped early: a reportable issue or an invalid topology.
 #[derive(Debug)]
@@ -130,7 +131,7 @@ pub fn java_hash_map_order(ids: &[&str]) -> Vec<usize> {
         spread as usize & (capacity - 1)
     };
     let mut order: Vec<usize> = (0..ids.len()).collect();
-    order.sort_by_key(|&i| bucket(ids[i]));
+    sort::by_key(&mut order, |&i| bucket(ids[i]));
     order
 }
 
@@ -278,12 +279,13 @@ fn configure(
 
 /// Step 1: every declared source topic must exist.
 fn check_source_topics(topology: &StreamsTopology, metadata: &MetadataImage) -> Result<(), Stop> {
-    let missing: BTreeSet<&String> = topology
-        .subtopologies
-        .iter()
-        .flat_map(|s| &s.source_topics)
-        .filter(|t| metadata.partitions(t).is_none())
-        .collect();
+    let missing: BTreeSet<&String> = sort::collect_set(
+        topology
+            .subtopologies
+            .iter()
+            .flat_map(|s| &s.source_topics)
+            .filter(|t| metadata.partitions(t).is_none()),
+    );
     if missing.is_empty() {
         Ok(())
     } else {
@@ -351,37 +353,34 @@ fn configure_subtopology(
         ))
     })?;
     let internal = |topics: &[TopicInfo]| -> Result<BTreeMap<String, InternalTopic>, Stop> {
-        topics
-            .iter()
-            .map(|t| {
-                let partitions = if t.partitions != 0 {
-                    t.partitions
-                } else {
-                    decided.get(&t.name).copied().ok_or_else(|| {
-                        Stop::invalid(format!(
-                            "Number of partitions must be set for topic {}",
-                            t.name
-                        ))
-                    })?
-                };
-                let topic = InternalTopic {
-                    name: t.name.clone(),
-                    partitions,
-                    replication_factor: (t.replication_factor != 0).then_some(t.replication_factor),
-                    configs: t
-                        .topic_configs
+        sort::try_collect_map(topics.iter().map(|t| {
+            let partitions = if t.partitions != 0 {
+                t.partitions
+            } else {
+                decided.get(&t.name).copied().ok_or_else(|| {
+                    Stop::invalid(format!(
+                        "Number of partitions must be set for topic {}",
+                        t.name
+                    ))
+                })?
+            };
+            let topic = InternalTopic {
+                name: t.name.clone(),
+                partitions,
+                replication_factor: (t.replication_factor != 0).then_some(t.replication_factor),
+                configs: sort::collect_map(
+                    t.topic_configs
                         .iter()
-                        .map(|kv| (kv.key.clone(), kv.value.clone()))
-                        .collect(),
-                };
-                Ok((t.name.clone(), topic))
-            })
-            .collect()
+                        .map(|kv| (kv.key.clone(), kv.value.clone())),
+                ),
+            };
+            Ok((t.name.clone(), topic))
+        }))
     };
     Ok(ConfiguredSubtopology {
         number_of_tasks,
-        source_topics: s.source_topics.iter().cloned().collect(),
-        repartition_sink_topics: s.repartition_sink_topics.iter().cloned().collect(),
+        source_topics: sort::collect_set(s.source_topics.iter().cloned()),
+        repartition_sink_topics: sort::collect_set(s.repartition_sink_topics.iter().cloned()),
         repartition_source_topics: internal(&s.repartition_source_topics)?,
         state_changelog_topics: internal(&s.state_changelog_topics)?,
     })
@@ -414,7 +413,7 @@ fn internal_topics_to_create(
             }
         }
     }
-    existing.sort_by_key(|&(name, _, _)| name);
+    sort::by_key(&mut existing, |&(name, _, _)| name);
     if let Some((name, expected, found)) = existing
         .into_iter()
         .find(|&(_, expected, found)| expected != found)

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{ConfiguredSubtopology, MetadataImage};
+use crate::util::sort;
 
 /// The topic partitions behind `partitions` (task ids of one subtopology).
 ///
@@ -19,11 +20,12 @@ pub fn partitions_for_tasks(
     partitions: &BTreeSet<i32>,
     metadata: &MetadataImage,
 ) -> Vec<(String, Vec<i32>)> {
-    let topics: BTreeSet<&String> = subtopology
-        .source_topics
-        .iter()
-        .chain(subtopology.repartition_source_topics.keys())
-        .collect();
+    let topics: BTreeSet<&String> = sort::collect_set(
+        subtopology
+            .source_topics
+            .iter()
+            .chain(subtopology.repartition_source_topics.keys()),
+    );
     topics
         .into_iter()
         .filter_map(|topic| {

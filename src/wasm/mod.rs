@@ -14,6 +14,12 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
 use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
+use crate::util::sort;
+
+mod allocator;
+
+#[global_allocator]
+static ALLOCATOR: allocator::SizeClassAlloc = allocator::SizeClassAlloc::new();
 
 /// Outputs go through JSON: record values have integer map keys (partition -> epoch), which JSON
 /// turns into object keys, and one `JSON.parse` is faster than building the objects field by field.
@@ -120,7 +126,7 @@ impl WasmSimulation {
         let sim = Simulation::replay_to(spec.clone(), &actions, 0)
             .map_err(|e| JsError::new(&format!("preset {name}: {e}")))?;
         let mut scheduled: Vec<TimedAction> = actions.into_iter().filter(|a| a.at_ms > 0).collect();
-        scheduled.sort_by_key(|a| a.at_ms);
+        sort::by_key(&mut scheduled, |a| a.at_ms);
         Ok(WasmSimulation {
             spec,
             sim,

@@ -4,6 +4,7 @@
 
 use super::loads::{Loads, ProcKey};
 use super::model::{HAS_OFFSET, Holder, Model, NONE, PREV_ACTIVE, PREV_STANDBY, PREV_WARMUP};
+use crate::util::sort;
 
 /// Upper bound on the standbys inspected by the repair searches of one assignment, so that a
 /// pathological input cannot make them quadratic.
@@ -105,7 +106,7 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
             (u64::from(warmed_elsewhere), t)
         })
         .collect();
-    keep.sort_unstable_by_key(|&(w, t)| (w, part_sub_key(model, t)));
+    sort::unstable_by_key(&mut keep, |&(w, t)| (w, part_sub_key(model, t)));
     for &(warmed, t) in &keep {
         let m = model.prev_active[t as usize];
         let c = count[m as usize];
@@ -123,7 +124,7 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
     let mut orphans: Vec<u32> = (0..n_tasks as u32)
         .filter(|&t| owner[t as usize] == NONE)
         .collect();
-    orphans.sort_unstable_by_key(|&t| part_sub_key(model, t));
+    sort::unstable_by_key(&mut orphans, |&t| part_sub_key(model, t));
     let mut ranked: Vec<(u8, Holder)> = Vec::new();
     let mut rest = Vec::with_capacity(orphans.len());
     for &t in &orphans {
@@ -139,7 +140,7 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
                     + u8::from(h.flags & (PREV_STANDBY | PREV_WARMUP) == 0);
                 ranked.push((class, *h));
             }
-            ranked.sort_by_key(|(c, _)| *c);
+            sort::by_key(&mut ranked, |(c, _)| *c);
             if let Some((_, h)) = ranked
                 .iter()
                 .find(|(_, h)| quota.has_room(count[h.member as usize]))
@@ -156,7 +157,7 @@ fn assign_actives(model: &Model<'_>, params: &Params) -> (Vec<u32>, Vec<u32>) {
 
     // 3. The rest, in (subtopology, partition) order, to the least-loaded member of the
     //    least-loaded process.
-    rest.sort_unstable();
+    sort::unstable(&mut rest);
     let all_in_one = vec![0; model.n_procs()];
     let mut loads = Loads::new(model, count, &all_in_one, 1);
     for t in rest {
@@ -202,7 +203,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
     ) -> Self {
         let n_tasks = model.n_tasks();
         let mut order: Vec<u32> = (0..n_tasks as u32).filter(|&t| model.stateful(t)).collect();
-        order.sort_unstable_by_key(|&t| part_sub_key(model, t));
+        sort::unstable_by_key(&mut order, |&t| part_sub_key(model, t));
         let total = n_tasks + s_eff * order.len();
         let mut quota = Quota::new(total, model.n_members());
         // Members already above the floor through their actives use up extras.
@@ -374,7 +375,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
             }
         };
         // Stable: equal capacities keep (partition, subtopology) order.
-        pending.sort_by_key(|&t| std::cmp::Reverse(cap_of_owner(t)));
+        sort::by_key(&mut pending, |&t| std::cmp::Reverse(cap_of_owner(t)));
         for t in pending {
             while (self.out.n_standby[t as usize] as usize) < self.s_eff {
                 if !self.place_one(t) {
@@ -509,7 +510,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 receivers.push(m);
             }
         }
-        receivers.sort_unstable_by_key(|&m| (self.loads.count[m as usize], m));
+        sort::unstable_by_key(&mut receivers, |&m| (self.loads.count[m as usize], m));
         if receivers.is_empty() {
             return false;
         }
@@ -524,7 +525,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 )
             })
             .collect();
-        targets.sort_unstable_by_key(|&(s, p)| (std::cmp::Reverse(s), p));
+        sort::unstable_by_key(&mut targets, |&(s, p)| (std::cmp::Reverse(s), p));
         for &v in &receivers {
             let pv = model.member_proc[v as usize];
             for &(_, py) in &targets {
@@ -594,7 +595,7 @@ impl<'m, 'a> Standbys<'m, 'a> {
                 if better.is_empty() {
                     continue;
                 }
-                better.sort_unstable_by_key(|&(s, g)| (std::cmp::Reverse(s), g));
+                sort::unstable_by_key(&mut better, |&(s, g)| (std::cmp::Reverse(s), g));
                 if let Some((y, t2)) = self.find_swap(t, x, &better) {
                     self.relocate(t, x, y);
                     self.relocate(t2, y, x);
@@ -661,7 +662,7 @@ fn assign_warmups(model: &Model<'_>, params: &Params, out: &mut Outcome) {
             (!continuing, t)
         })
         .collect();
-    order.sort_unstable_by_key(|&(c, t)| (c, part_sub_key(model, t)));
+    sort::unstable_by_key(&mut order, |&(c, t)| (c, part_sub_key(model, t)));
     let mut budget = params.warmups;
     for (_, t) in order {
         if budget == 0 {

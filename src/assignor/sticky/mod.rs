@@ -106,6 +106,7 @@ mod loads;
 mod model;
 
 use super::*;
+use crate::util::sort;
 use model::{Model, NONE};
 
 /// See the module docs.
@@ -153,11 +154,12 @@ pub fn assign_sticky_with(
     topology: &TopologySpec,
     warmup_budget: i32,
 ) -> GroupAssignment {
-    let mut members: BTreeMap<String, MemberAssignment> = group
-        .members
-        .keys()
-        .map(|m| (m.clone(), MemberAssignment::default()))
-        .collect();
+    let mut members: BTreeMap<String, MemberAssignment> = sort::collect_map(
+        group
+            .members
+            .keys()
+            .map(|m| (m.clone(), MemberAssignment::default())),
+    );
     if members.is_empty() {
         return GroupAssignment { members };
     }

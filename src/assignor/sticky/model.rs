@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasherDefault;
 
 use crate::assignor::{GroupSpec, TopologySpec};
+use crate::util::sort;
 
 /// "No member / no process" in index vectors.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -307,7 +308,7 @@ impl<'a> Model<'a> {
         let mut holder_start = vec![0u32; n + 1];
         for t in 0..n {
             let bucket = &mut bucketed[start[t] as usize..start[t + 1] as usize];
-            bucket.sort_unstable_by_key(|h| h.member);
+            sort::unstable_by_key(bucket, |h| h.member);
             let first = holders.len();
             for h in bucket.iter() {
                 match holders[first..].last_mut() {
@@ -332,7 +333,7 @@ impl<'a> Model<'a> {
                     }
                 }
             }
-            merged.sort_unstable_by_key(|h| (std::cmp::Reverse(h.offset_rank), h.member));
+            sort::unstable_by_key(merged, |h| (std::cmp::Reverse(h.offset_rank), h.member));
             holder_start[t + 1] = holders.len() as u32;
         }
         model.holder_start = holder_start;

@@ -10,6 +10,7 @@ use bytes::{Buf, BufMut};
 
 use super::CodecError;
 use crate::protocol::messages::{RawTaggedField, UnknownTaggedFields};
+use crate::util::sort;
 
 /// Longest string Kafka reads or writes (its generated code rejects anything above `0x7fff`).
 pub(crate) const MAX_STRING_LEN: usize = 0x7fff;
@@ -704,7 +705,7 @@ impl Writer {
                 .map(|(tag, data)| (*tag, data.as_slice()))
                 .chain(unknown.iter().map(|f| (f.tag, f.data.as_slice())))
                 .collect();
-            all.sort_by_key(|(tag, _)| *tag);
+            sort::by_key(&mut all, |(tag, _)| *tag);
             for pair in all.windows(2) {
                 if let [(a, _), (b, _)] = pair
                     && a == b

@@ -1,0 +1,3 @@
+//! Small helpers shared by the core.
+
+pub mod sort;
