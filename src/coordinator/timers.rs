@@ -16,6 +16,7 @@ use rustc_hash::FxBuildHasher;
 
 use super::{TimerChange, TimerKey};
 use crate::types::Millis;
+use crate::util::sort;
 
 /// One armed timer.
 #[derive(Debug, Clone)]
@@ -122,7 +123,7 @@ impl Timers {
     /// Armed keys in firing order.
     pub fn keys(&self) -> impl Iterator<Item = &TimerKey> {
         let mut armed: Vec<&Armed> = self.slots.iter().flatten().collect();
-        armed.sort_unstable_by_key(|a| (a.deadline, a.seq));
+        sort::unstable_by_key(&mut armed, |a| (a.deadline, a.seq));
         armed.into_iter().map(|a| &a.key)
     }
 
