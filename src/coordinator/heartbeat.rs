@@ -312,8 +312,10 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
-        let other_type =
-            self.groups.contains(&req.group_id) && self.groups.streams(&req.group_id).is_none();
+        let other_type = self
+            .groups
+            .get(&req.group_id)
+            .is_some_and(|g| g.as_streams().is_none());
         let result = if !self.config.streams_enabled {
             Err(ApiError::new(
                 ErrorCode::UNSUPPORTED_VERSION,
@@ -485,9 +487,10 @@ impl Coordinator {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
         let cfg = self.config.for_group(&gid);
-        let group_existed = self.groups.contains(&gid);
+        let existing = self.groups.streams(&gid);
+        let group_existed = existing.is_some();
         let new_group;
-        let group: &StreamsGroup = match self.groups.streams(&gid) {
+        let group: &StreamsGroup = match existing {
             Some(g) => g,
             None if joining => {
                 new_group = StreamsGroup::new(&gid);
@@ -661,7 +664,9 @@ impl Coordinator {
         if (joining || endpoint.is_some()) && updated.user_endpoint != endpoint {
             updated.to_mut().user_endpoint = endpoint;
         }
-        let metadata_changed = !updated.same_metadata(&member);
+        // Still borrowed: no field was written, so nothing to compare.
+        let untouched = matches!(updated, Cow::Borrowed(_));
+        let metadata_changed = !untouched && !updated.same_metadata(&member);
         let mut bump = if metadata_changed {
             records.push(Record::MemberMetadata {
                 group_id: gid.clone(),
@@ -679,7 +684,7 @@ impl Coordinator {
         } else {
             false
         };
-        let endpoint_changed = updated.user_endpoint != member.user_endpoint;
+        let endpoint_changed = !untouched && updated.user_endpoint != member.user_endpoint;
 
         // Step D: topology.
         let had_topology = group.topology.is_some();
@@ -859,7 +864,9 @@ impl Coordinator {
                     },
                 )?)
             };
-        let assignment_changed = !reconciled.same_assignment(&updated);
+        // A borrowed `reconciled` is `updated` itself: nothing to compare.
+        let unchanged = matches!(reconciled, Cow::Borrowed(_));
+        let assignment_changed = !unchanged && !reconciled.same_assignment(&updated);
         if assignment_changed {
             records.push(Record::CurrentMemberAssignment {
                 group_id: gid.clone(),
@@ -867,7 +874,7 @@ impl Coordinator {
                 value: Some(reconciled.assignment_value()),
             });
         }
-        let tasks_changed = reconciled.assigned != updated.assigned;
+        let tasks_changed = !unchanged && reconciled.assigned != updated.assigned;
         let topics_to_create: Vec<InternalTopic> = if configured
             .issue
             .as_ref()
