@@ -686,15 +686,23 @@ async fn connection(
                 shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
                 break 'conn;
             }
-            let mut frame = vec![0u8; n as usize];
-            match tokio::time::timeout(idle, rd.read_exact(&mut frame)).await {
-                Ok(Ok(_)) => {}
-                _ => {
-                    debug!(%peer, "connection closed mid-frame");
-                    break 'conn;
+            let frame = if rd.buffer().len() >= n as usize {
+                // Already buffered (the common case under load): one copy, no zero-fill.
+                let f = Bytes::copy_from_slice(&rd.buffer()[..n as usize]);
+                rd.consume(n as usize);
+                f
+            } else {
+                let mut frame = vec![0u8; n as usize];
+                match tokio::time::timeout(idle, rd.read_exact(&mut frame)).await {
+                    Ok(Ok(_)) => {}
+                    _ => {
+                        debug!(%peer, "connection closed mid-frame");
+                        break 'conn;
+                    }
                 }
-            }
-            let local = match wire::decode_frame(Bytes::from(frame), shared.streams_enabled) {
+                Bytes::from(frame)
+            };
+            let local = match wire::decode_frame(frame, shared.streams_enabled) {
                 Decoded::Close(reason) => {
                     warn!(%peer, "closing connection: {reason}");
                     shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
