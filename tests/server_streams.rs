@@ -303,3 +303,79 @@ async fn session_timeout_fires_on_the_owner_task() {
     assert!(gone, "t1 removed by its session timeout");
     srv.shutdown().await;
 }
+
+/// Timers fire while the owner never goes idle: a storm of heartbeats from other connections
+/// keeps it on its busy path (it only parks when no work arrives), yet t1's session timeout
+/// still removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_timeout_fires_while_the_owner_is_busy() {
+    let mut o = options(temp_dir("busy-timeout"));
+    // The owner never parks while work keeps arriving within this long: the storm below keeps
+    // it on its busy path for the whole test.
+    o.owner_spin = std::time::Duration::from_secs(10);
+    o.coordinator.min_session_timeout_ms = 300;
+    o.coordinator.session_timeout_ms = 600;
+    o.coordinator.min_heartbeat_interval_ms = 100;
+    o.coordinator.heartbeat_interval_ms = 200;
+    let srv = start(o).await.unwrap();
+    let addr = srv.addr;
+    let mut c = Client::connect(addr).await.unwrap();
+    let mut members: Vec<Member> = (0..2)
+        .map(|i| Member {
+            id: format!("t{i}"),
+            epoch: 0,
+            active: vec![],
+        })
+        .collect();
+    converge(&mut c, 1, "bg", &mut members).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut storm = Vec::new();
+    for _ in 0..4 {
+        let stop = stop.clone();
+        let mut m = Member {
+            id: members[0].id.clone(),
+            epoch: members[0].epoch,
+            active: members[0].active.clone(),
+        };
+        storm.push(tokio::spawn(async move {
+            let mut c = Client::connect(addr).await.unwrap();
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let r = c.heartbeat(1, &request("bg", &m)).await.unwrap();
+                if r.error_code == 0 {
+                    m.epoch = r.member_epoch;
+                }
+                sent += 1;
+            }
+            sent
+        }));
+    }
+    let req = StreamsGroupDescribeRequest {
+        group_ids: vec!["bg".into()],
+        ..Default::default()
+    };
+    let t0 = std::time::Instant::now();
+    let mut gone = false;
+    while t0.elapsed() < std::time::Duration::from_secs(5) {
+        let d = c.describe(1, &req).await.unwrap();
+        if d.groups[0].members.iter().all(|m| m.member_id != "t1") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut sent = 0;
+    for s in storm {
+        sent += s.await.unwrap();
+    }
+    assert!(
+        sent > 100,
+        "the storm kept the owner busy ({sent} heartbeats)"
+    );
+    assert!(
+        gone,
+        "t1 removed by its session timeout while the owner was busy"
+    );
+    srv.shutdown().await;
+}

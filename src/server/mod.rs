@@ -70,6 +70,8 @@ pub struct ServeOptions {
     pub snapshot_bytes: u64,
     /// Requests in flight per connection before the server stops reading it.
     pub max_inflight_per_connection: usize,
+    /// How long the owner keeps looking for new work after a batch before it parks.
+    pub owner_spin: Duration,
 }
 
 impl ServeOptions {
@@ -85,6 +87,7 @@ impl ServeOptions {
             demo: false,
             snapshot_bytes: 64 * 1024 * 1024,
             max_inflight_per_connection: 256,
+            owner_spin: Duration::from_micros(50),
         }
     }
 }
@@ -309,6 +312,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     // connection tasks for a worker, and it is the only place the coordinator lives.
     let owner = {
         let shared = shared.clone();
+        let owner_spin = opts.owner_spin;
         let shutdown_rx = shutdown_rx.clone();
         std::thread::Builder::new()
             .name("groupcoord-owner".into())
@@ -325,6 +329,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
                     live_tx,
                     shared,
                     shutdown_rx,
+                    owner_spin,
                 ));
             })
             .map_err(|e| StartError::Other(e.to_string()))?
@@ -436,6 +441,7 @@ async fn owner_loop(
     live_tx: watch::Sender<Arc<LiveSnapshot>>,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
+    owner_spin: Duration,
 ) {
     let mut jobs = Vec::with_capacity(1024);
     let mut dirty = false;
@@ -456,7 +462,85 @@ async fn owner_loop(
             fail_stop("commit thread gone");
         }
     };
+    let process = |state: &mut State, jobs: &mut Vec<Job>, dirty: &mut bool| {
+        let now = now_ms();
+        let mut entries = Vec::new();
+        let mut replies = Vec::with_capacity(jobs.len());
+        for job in jobs.drain(..) {
+            let mut resps = Vec::with_capacity(job.items.len());
+            for (header, req) in &job.items {
+                let h = state.handle(now, header, &job.peer, req);
+                entries.extend(h.entries);
+                resps.push(h.resp);
+            }
+            replies.push((
+                job.reply,
+                Reply {
+                    items: job.items,
+                    resps,
+                },
+            ));
+        }
+        let hb = std::mem::take(&mut state.counters.heartbeats);
+        let rq = std::mem::take(&mut state.counters.requests);
+        shared.metrics.heartbeats.fetch_add(hb, Relaxed);
+        shared.metrics.requests.fetch_add(rq, Relaxed);
+        if !entries.is_empty() {
+            count_rebalances(&shared, &entries);
+            *dirty = true;
+        }
+        send(entries, replies);
+    };
+    let fire = |state: &mut State, dirty: &mut bool| {
+        let entries = state.fire_timers(now_ms());
+        if !entries.is_empty() {
+            count_rebalances(&shared, &entries);
+            *dirty = true;
+            send(entries, Vec::new());
+        }
+    };
     loop {
+        // Busy: take what arrived while the last batch ran, spinning (and yielding the core)
+        // up to `owner_spin` before parking: under load a park/unpark round trip through the
+        // runtime costs more than the wait, and it adds to every heartbeat's latency. Timers
+        // and the live view are served here too, so a busy owner never starves them.
+        let spin_until = Instant::now() + owner_spin;
+        loop {
+            match rx.try_recv() {
+                Ok(job) => {
+                    jobs.push(job);
+                    while jobs.len() < 1024 {
+                        match rx.try_recv() {
+                            Ok(j) => jobs.push(j),
+                            Err(_) => break,
+                        }
+                    }
+                    break;
+                }
+                Err(mpsc::error::TryRecvError::Empty)
+                    if Instant::now() < spin_until && !shutdown.has_changed().unwrap_or(true) =>
+                {
+                    std::thread::yield_now();
+                }
+                Err(_) => break,
+            }
+        }
+        if !jobs.is_empty() {
+            process(&mut state, &mut jobs, &mut dirty);
+            if state.coord.next_timer().is_some_and(|(t, _)| t <= now_ms()) {
+                fire(&mut state, &mut dirty);
+            }
+            if dirty && last_publish.elapsed() >= publish_every {
+                seq += 1;
+                let _ = live_tx.send(Arc::new(live_snapshot(&state, seq)));
+                last_publish = Instant::now();
+                dirty = false;
+            }
+            if *shutdown.borrow() {
+                break;
+            }
+            continue;
+        }
         let timer = state.coord.next_timer().map(|(t, _)| t);
         let wake = timer.map(|t| {
             let d = (t.0 - now_ms().0).max(0) as u64;
@@ -470,35 +554,10 @@ async fn owner_loop(
         tokio::select! {
             n = rx.recv_many(&mut jobs, 1024) => {
                 if n == 0 { break; }
-                let now = now_ms();
-                let mut entries = Vec::new();
-                let mut replies = Vec::with_capacity(n);
-                for job in jobs.drain(..) {
-                    let mut resps = Vec::with_capacity(job.items.len());
-                    for (header, req) in &job.items {
-                        let h = state.handle(now, header, &job.peer, req);
-                        entries.extend(h.entries);
-                        resps.push(h.resp);
-                    }
-                    replies.push((job.reply, Reply { items: job.items, resps }));
-                }
-                let hb = std::mem::take(&mut state.counters.heartbeats);
-                let rq = std::mem::take(&mut state.counters.requests);
-                shared.metrics.heartbeats.fetch_add(hb, Relaxed);
-                shared.metrics.requests.fetch_add(rq, Relaxed);
-                if !entries.is_empty() {
-                    count_rebalances(&shared, &entries);
-                    dirty = true;
-                }
-                send(entries, replies);
+                process(&mut state, &mut jobs, &mut dirty);
             }
             _ = async { tokio::time::sleep_until(wake.unwrap()).await }, if wake.is_some() => {
-                let entries = state.fire_timers(now_ms());
-                if !entries.is_empty() {
-                    count_rebalances(&shared, &entries);
-                    dirty = true;
-                    send(entries, Vec::new());
-                }
+                fire(&mut state, &mut dirty);
             }
             _ = async { tokio::time::sleep_until(publish_at.unwrap()).await }, if publish_at.is_some() => {
                 seq += 1;
