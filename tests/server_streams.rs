@@ -81,6 +81,25 @@ fn request(group: &str, m: &Member) -> StreamsGroupHeartbeatRequest {
     }
 }
 
+/// `n` members `{prefix}0..` that have not joined yet.
+fn new_members(prefix: &str, n: usize) -> Vec<Member> {
+    (0..n)
+        .map(|i| Member {
+            id: format!("{prefix}{i}"),
+            epoch: 0,
+            active: vec![],
+        })
+        .collect()
+}
+
+/// A 600 ms session timeout and 200 ms heartbeats, so timeout tests finish quickly.
+fn short_timeouts(o: &mut ServeOptions) {
+    o.coordinator.min_session_timeout_ms = 300;
+    o.coordinator.session_timeout_ms = 600;
+    o.coordinator.min_heartbeat_interval_ms = 100;
+    o.coordinator.heartbeat_interval_ms = 200;
+}
+
 /// Heartbeat all members until the group is stable (bounded).
 async fn converge(c: &mut Client, version: i16, group: &str, members: &mut [Member]) {
     for _round in 0..30 {
@@ -229,13 +248,7 @@ async fn state_survives_graceful_restart() {
     let dir = temp_dir("streams-restart");
     let srv = start(options(dir.clone())).await.unwrap();
     let mut c = Client::connect(srv.addr).await.unwrap();
-    let mut members: Vec<Member> = (0..4)
-        .map(|i| Member {
-            id: format!("m{i}"),
-            epoch: 0,
-            active: vec![],
-        })
-        .collect();
+    let mut members = new_members("m", 4);
     converge(&mut c, 1, "g", &mut members).await;
     let req = StreamsGroupDescribeRequest {
         group_ids: vec!["g".into()],
@@ -266,19 +279,10 @@ pub fn normalize(
 #[tokio::test]
 async fn session_timeout_fires_on_the_owner_task() {
     let mut o = options(temp_dir("timeout"));
-    o.coordinator.min_session_timeout_ms = 300;
-    o.coordinator.session_timeout_ms = 600;
-    o.coordinator.min_heartbeat_interval_ms = 100;
-    o.coordinator.heartbeat_interval_ms = 200;
+    short_timeouts(&mut o);
     let srv = start(o).await.unwrap();
     let mut c = Client::connect(srv.addr).await.unwrap();
-    let mut members: Vec<Member> = (0..2)
-        .map(|i| Member {
-            id: format!("t{i}"),
-            epoch: 0,
-            active: vec![],
-        })
-        .collect();
+    let mut members = new_members("t", 2);
     converge(&mut c, 1, "tg", &mut members).await;
     // Only t0 keeps heartbeating; t1 is fenced by its session timeout.
     let req = StreamsGroupDescribeRequest {
@@ -313,20 +317,11 @@ async fn session_timeout_fires_while_the_owner_is_busy() {
     // The owner never parks while work keeps arriving within this long: the storm below keeps
     // it on its busy path for the whole test.
     o.owner_spin = std::time::Duration::from_secs(10);
-    o.coordinator.min_session_timeout_ms = 300;
-    o.coordinator.session_timeout_ms = 600;
-    o.coordinator.min_heartbeat_interval_ms = 100;
-    o.coordinator.heartbeat_interval_ms = 200;
+    short_timeouts(&mut o);
     let srv = start(o).await.unwrap();
     let addr = srv.addr;
     let mut c = Client::connect(addr).await.unwrap();
-    let mut members: Vec<Member> = (0..2)
-        .map(|i| Member {
-            id: format!("t{i}"),
-            epoch: 0,
-            active: vec![],
-        })
-        .collect();
+    let mut members = new_members("t", 2);
     converge(&mut c, 1, "bg", &mut members).await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut storm = Vec::new();
