@@ -3,6 +3,9 @@
 //! and when the kill followed a quiescent describe, the describe output equals it.
 #![cfg(all(unix, not(target_arch = "wasm32")))]
 
+mod common;
+use common::normalize;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -200,16 +203,6 @@ async fn describe(addr: std::net::SocketAddr) -> StreamsGroupDescribeResponse {
         ..Default::default()
     };
     normalize(c.describe(1, &req).await.unwrap())
-}
-
-/// Configured topologies are soft state (rebuilt at the next heartbeat after a load).
-fn normalize(mut d: StreamsGroupDescribeResponse) -> StreamsGroupDescribeResponse {
-    for g in &mut d.groups {
-        if let Some(t) = &mut g.topology {
-            t.subtopologies = None;
-        }
-    }
-    d
 }
 
 fn kill(mut child: Child) {

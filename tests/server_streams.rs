@@ -2,6 +2,9 @@
 //! DescribeGroups, DeleteGroups, OffsetCommit/OffsetFetch validation, internal topic creation.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::normalize;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -261,19 +264,6 @@ async fn state_survives_graceful_restart() {
     let after = c.describe(1, &req).await.unwrap();
     assert_eq!(normalize(before), normalize(after));
     srv.shutdown().await;
-}
-
-/// The configured topology is soft state (Kafka rebuilds it at the next heartbeat after a load,
-/// describe shows the stored one until then): compare topologies by epoch only.
-pub fn normalize(
-    mut d: groupcoord::protocol::StreamsGroupDescribeResponse,
-) -> groupcoord::protocol::StreamsGroupDescribeResponse {
-    for g in &mut d.groups {
-        if let Some(t) = &mut g.topology {
-            t.subtopologies = None;
-        }
-    }
-    d
 }
 
 #[tokio::test]
