@@ -4,11 +4,11 @@
 #![cfg(all(unix, not(target_arch = "wasm32")))]
 
 mod common;
-use common::normalize;
+use common::{normalize, temp_dir};
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,16 +26,6 @@ const GROUPS: [&str; 2] = ["crash-a", "crash-b"];
 const MEMBERS: usize = 24;
 const CONNECTIONS: usize = 4;
 const KILLS: usize = 22;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn spawn(dir: &Path) -> (Child, std::net::SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_groupcoord"))

@@ -2,6 +2,9 @@
 //! long poll), ListOffsets, DeleteRecords, OffsetForLeaderEpoch, at every served version.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::{s, temp_dir};
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -19,30 +22,15 @@ use kafka_protocol::messages::offset_for_leader_epoch_request::{
 };
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     let dir = temp_dir(tag);
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
     o.topics = vec![("input".into(), 2)];
     (start(o).await.expect("server starts"), dir)
-}
-
-fn s(x: &str) -> StrBytes {
-    StrBytes::from_string(x.to_string())
 }
 
 fn range(key: i16) -> (i16, i16) {

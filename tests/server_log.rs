@@ -2,6 +2,9 @@
 //! compact and replay to the same coordinator state.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::temp_dir;
+
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,19 +15,6 @@ use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, T
 use groupcoord::server::log::{LoadError, Log, LogEntry, TopicChange};
 use groupcoord::topology::MetadataImage;
 use groupcoord::types::Millis;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!(
-        "groupcoord-log-{tag}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn topic(n: &str, p: i32) -> LogEntry {
     LogEntry::Topics(vec![TopicChange::Set {

@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::normalize;
+use common::{normalize, s, temp_dir};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,17 +18,6 @@ use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 pub fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
@@ -40,10 +29,6 @@ pub fn options(dir: PathBuf) -> ServeOptions {
 
 async fn server(tag: &str) -> ServerHandle {
     start(options(temp_dir(tag))).await.expect("server starts")
-}
-
-fn s(x: &str) -> StrBytes {
-    StrBytes::from_string(x.to_string())
 }
 
 fn topology() -> Topology {

@@ -2,6 +2,9 @@
 //! the ApiVersions rules, topics, offsets, groups, and bad input.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::{s, temp_dir};
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,19 +23,9 @@ use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafka_protocol::protocol::Decodable;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     let dir = temp_dir(tag);
@@ -40,10 +33,6 @@ async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     o.topics = vec![("input".into(), 3)];
     o.server.socket_request_max_bytes = 1024 * 1024;
     (start(o).await.expect("server starts"), dir)
-}
-
-fn s(x: &str) -> StrBytes {
-    StrBytes::from_string(x.to_string())
 }
 
 fn range(key: i16) -> (i16, i16) {

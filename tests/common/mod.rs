@@ -13,3 +13,19 @@ pub fn normalize(mut d: StreamsGroupDescribeResponse) -> StreamsGroupDescribeRes
     }
     d
 }
+
+/// A fresh directory under the system temp dir, unique per process, tag and time.
+pub fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!("groupcoord-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A Kafka string.
+pub fn s(x: &str) -> kafka_protocol::protocol::StrBytes {
+    kafka_protocol::protocol::StrBytes::from_string(x.to_string())
+}
