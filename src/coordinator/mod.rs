@@ -8,7 +8,7 @@
 //! * `delete_groups(now, &[String]) -> Outcome<Vec<(String, ErrorCode)>>`
 //! * `offset_commit(now, &OffsetCommitInput) -> Outcome<Vec<...>>`, `offset_fetch(...)`
 //! * `set_metadata(MetadataImage)`: topic changes (the caller owns the topic registry)
-//! * `next_timer() -> Option<(Millis, TimerKey)>`, `fire_timer(now, &TimerKey) -> Outcome<()>`
+//! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key), `fire_timer(now, &TimerKey) -> Outcome<()>`
 //! * `replay(&Record) -> Result<(), ReplayError>` and `on_loaded(now) -> Vec<TimerChange>`
 
 use serde::{Deserialize, Serialize};
@@ -178,6 +178,11 @@ impl Coordinator {
     /// Earliest armed timer.
     pub fn next_timer(&self) -> Option<(Millis, TimerKey)> {
         self.timers.next()
+    }
+
+    /// The earliest timer deadline (what a driver sleeps until), without copying its key.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.timers.next_deadline()
     }
 
     /// Deadline of one timer, if armed.

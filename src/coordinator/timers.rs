@@ -100,6 +100,11 @@ impl Timers {
         self.slots[slot as usize].as_ref().map(|a| a.deadline)
     }
 
+    /// The earliest deadline, without copying its key.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.by_deadline.peek().map(|Reverse((d, _, _))| *d)
+    }
+
     pub fn next(&self) -> Option<(Millis, TimerKey)> {
         let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
         let a = self.slots[slot as usize].as_ref()?;
@@ -196,6 +201,11 @@ mod tests {
         t.schedule(session("a"), Millis(30), 7);
         assert_eq!(t.deadline(&session("a")), Some(Millis(30)));
         assert_eq!(t.next(), Some((Millis(15), session("b"))));
+        assert_eq!(
+            t.next_deadline(),
+            Some(Millis(15)),
+            "the stale entry at 10 is not the top"
+        );
         assert_eq!(drain(&mut t, 29), [(session("b"), 1)]);
         assert_eq!(drain(&mut t, 30), [(session("a"), 7)]);
         // Rescheduled to the same deadline as another: scheduling order decides.

@@ -1,7 +1,7 @@
 //! Native server: `groupcoord serve`. Kafka wire protocol over TCP, a durable log, a web view.
 //!
 //! Shape: one owner task holds the pure [`Coordinator`](core::Coordinator), the topic registry and
-//! the coordinator's timers (it sleeps until `next_timer()` and fires due timers). Connection tasks
+//! the coordinator's timers (it sleeps until `next_deadline()` and fires due timers). Connection tasks
 //! read frames, decode them and send requests to the owner over a bounded channel; each
 //! connection writes responses back in request order (pipelining allowed). The owner hands every
 //! batch of log entries with the responses that depend on them to the commit thread, which
@@ -499,6 +499,12 @@ async fn owner_loop(
             send(entries, Vec::new());
         }
     };
+    let publish = |state: &State, seq: &mut u64, last: &mut Instant, dirty: &mut bool| {
+        *seq += 1;
+        let _ = live_tx.send(Arc::new(live_snapshot(state, *seq)));
+        *last = Instant::now();
+        *dirty = false;
+    };
     loop {
         // Busy: take what arrived while the last batch ran, spinning (and yielding the core)
         // up to `owner_spin` before parking: under load a park/unpark round trip through the
@@ -527,21 +533,18 @@ async fn owner_loop(
         }
         if !jobs.is_empty() {
             process(&mut state, &mut jobs, &mut dirty);
-            if state.coord.next_timer().is_some_and(|(t, _)| t <= now_ms()) {
+            if state.coord.next_deadline().is_some_and(|t| t <= now_ms()) {
                 fire(&mut state, &mut dirty);
             }
             if dirty && last_publish.elapsed() >= publish_every {
-                seq += 1;
-                let _ = live_tx.send(Arc::new(live_snapshot(&state, seq)));
-                last_publish = Instant::now();
-                dirty = false;
+                publish(&state, &mut seq, &mut last_publish, &mut dirty);
             }
             if *shutdown.borrow() {
                 break;
             }
             continue;
         }
-        let timer = state.coord.next_timer().map(|(t, _)| t);
+        let timer = state.coord.next_deadline();
         let wake = timer.map(|t| {
             let d = (t.0 - now_ms().0).max(0) as u64;
             tokio::time::Instant::now() + Duration::from_millis(d)
@@ -560,10 +563,7 @@ async fn owner_loop(
                 fire(&mut state, &mut dirty);
             }
             _ = async { tokio::time::sleep_until(publish_at.unwrap()).await }, if publish_at.is_some() => {
-                seq += 1;
-                let _ = live_tx.send(Arc::new(live_snapshot(&state, seq)));
-                last_publish = Instant::now();
-                dirty = false;
+                publish(&state, &mut seq, &mut last_publish, &mut dirty);
             }
             _ = shutdown.changed() => break,
         }
