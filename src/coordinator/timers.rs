@@ -159,6 +159,8 @@ impl Timers {
     }
 }
 
+/// Spec §3.13: timers are data; due timers fire in deadline order (ties: scheduling order), a
+/// reschedule replaces the deadline, a cancel disarms.
 #[cfg(test)]
 mod tests {
     use super::*;
