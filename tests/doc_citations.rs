@@ -168,9 +168,14 @@ fn citations(line: &str) -> Vec<Citation> {
 /// Whether a section body has the item: `Step A` for a letter, a numbered list entry `7.` for a
 /// number, and additionally a lettered sub-entry `a.` for "2a".
 fn has_item(body: &str, item: &str) -> bool {
+    // "7. text", or a bullet with a bold label: "* **a. Repartition topics.** text".
     let list_entry = |label: &str| {
-        body.lines()
-            .any(|l| l.trim_start().starts_with(&format!("{label}. ")))
+        body.lines().any(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("* ").unwrap_or(l);
+            let l = l.strip_prefix("**").unwrap_or(l);
+            l.starts_with(&format!("{label}. "))
+        })
     };
     let bytes = item.as_bytes();
     if bytes.len() == 1 && bytes[0].is_ascii_uppercase() {
@@ -326,7 +331,8 @@ fn no_machine_paths_or_external_notes() {
 // The checker itself, on small inputs, so that it is known to fail when it should.
 
 const NOTE: &str = "# Title\n## 3. Heartbeat\n### 3.2 Validation\n1. first\n2. second\n\
-                    ### 3.4 Steps\n**Step A — find**\n### 3.7 Topics\n1. one\n2. two\n   a. sub\n";
+                    ### 3.4 Steps\n**Step A — find**\n### 3.7 Topics\n1. one\n2. two\n\
+                    \x20  * **a. Sub.** text\n";
 
 fn one_note() -> BTreeMap<String, BTreeMap<String, String>> {
     BTreeMap::from([("protocol.md".to_string(), sections(NOTE))])
