@@ -16,7 +16,14 @@ use std::path::{Path, PathBuf};
 const SECTION_SIGN: char = '\u{a7}';
 
 /// Directories that are not part of the source tree, by name anywhere.
-const SKIP_DIR_NAMES: &[&str] = &["target", "node_modules", ".git", ".venv"];
+const SKIP_DIR_NAMES: &[&str] = &[
+    "target",
+    "node_modules",
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+];
 /// Generated or local directories, relative to the crate root.
 const SKIP_DIRS: &[&str] = &["www/pkg", "test-output", "data"];
 
