@@ -184,7 +184,8 @@ proptest! {
                 }
                 Op::Restart => {
                     let mut fresh = replayed(&config, &meta, &log);
-                    fresh.on_loaded(now);
+                    let rearmed = fresh.on_loaded(now);
+                    prop_assert_eq!(rearmed.len(), fresh.timer_keys().len(), "every armed timer is reported");
                     c = fresh;
                 }
             }

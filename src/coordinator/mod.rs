@@ -48,7 +48,11 @@ pub enum TimerChange {
 
 /// What an operation produced: the response, the records it wrote (already applied), the timer
 /// changes (already applied to the table) and internal topics the caller should create.
+///
+/// `#[must_use]`: dropping an outcome drops records that are already applied, so the state
+/// would no longer match the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[must_use = "the records are already applied: persist them (and apply the timer changes)"]
 pub struct Outcome<R> {
     pub response: R,
     pub records: Vec<Record>,
@@ -176,26 +180,31 @@ impl Coordinator {
     }
 
     /// Earliest armed timer.
+    #[must_use]
     pub fn next_timer(&self) -> Option<(Millis, TimerKey)> {
         self.timers.next()
     }
 
     /// The earliest timer deadline (what a driver sleeps until), without copying its key.
+    #[must_use]
     pub fn next_deadline(&self) -> Option<Millis> {
         self.timers.next_deadline()
     }
 
     /// Deadline of one timer, if armed.
+    #[must_use]
     pub fn timer_deadline(&self, key: &TimerKey) -> Option<Millis> {
         self.timers.deadline(key)
     }
 
     /// Every armed timer key.
+    #[must_use]
     pub fn timer_keys(&self) -> Vec<TimerKey> {
         self.timers.keys().cloned().collect()
     }
 
     /// Fire every timer due at `now`, in deadline order.
+    #[must_use = "the fired timers' records are already applied: persist them"]
     pub fn fire_due_timers(&mut self, now: Millis) -> Vec<Outcome<()>> {
         let mut out = Vec::new();
         while let Some((key, tag)) = self.timers.pop_due(now) {
@@ -206,6 +215,7 @@ impl Coordinator {
 
     /// Arm the timers as Kafka does after loading (spec §3.13): a session timeout for every
     /// member, a rebalance timeout for members in `UNREVOKED_TASKS`.
+    #[must_use = "the re-armed timers must reach the caller's timer view"]
     pub fn on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
         let mut changes = Vec::new();
         let mut arm = Vec::new();
