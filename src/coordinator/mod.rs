@@ -263,16 +263,6 @@ impl Coordinator {
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
     }
 
-    /// Apply records produced by an operation through the replay path.
-    fn apply(&mut self, records: &[crate::records::Record]) {
-        for r in records {
-            if let Err(e) = self.replay(r) {
-                // A record the live path produced must replay; anything else is a bug here.
-                debug_assert!(false, "live record failed to replay: {e}");
-            }
-        }
-    }
-
     fn timer_schedule(&mut self, out: &mut Vec<TimerChange>, key: TimerKey, at: Millis, tag: i32) {
         out.push(self.timers.schedule(key, at, tag));
     }
