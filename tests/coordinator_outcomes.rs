@@ -2,6 +2,9 @@
 //! `offset.metadata.max.bytes` (OFFSET_METADATA_TOO_LARGE per partition, as Kafka), and an
 //! operation whose records the log could not store as sent, or that cannot replay, fails with
 //! UNKNOWN_SERVER_ERROR, writes nothing and leaves the state as it was.
+// Native only: plain `#[test]`s do not run under wasm-bindgen-test; the wasm API has its
+// browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 
