@@ -4,12 +4,17 @@
 //! * `Coordinator::new(CoordinatorConfig)`
 //! * `streams_group_heartbeat(now, &RequestContext, &StreamsGroupHeartbeatRequest) -> Outcome<StreamsGroupHeartbeatResponse>`
 //! * `streams_group_describe(&StreamsGroupDescribeRequest, api_version) -> StreamsGroupDescribeResponse`
-//! * `list_groups(&ListGroupsFilter) -> Vec<ListedGroup>`
+//! * `list_groups(states_filter: &[String], types_filter: &[String]) -> Vec<ListedGroup>`
 //! * `delete_groups(now, &[String]) -> Outcome<Vec<(String, ErrorCode)>>`
-//! * `offset_commit(now, &OffsetCommitInput) -> Outcome<Vec<...>>`, `offset_fetch(...)`
+//! * `offset_commit(now, &OffsetCommitInput) -> Outcome<OffsetCommitResult>`,
+//!   `offset_fetch(&OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError>`
 //! * `set_metadata(MetadataImage)`: topic changes (the caller owns the topic registry)
-//! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key), `fire_timer(now, &TimerKey) -> Outcome<()>`
+//! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key),
+//!   `fire_due_timers(now) -> Vec<Outcome<()>>`
 //! * `replay(&Record) -> Result<(), ReplayError>` and `on_loaded(now) -> Vec<TimerChange>`
+//!
+//! An operation applies all of its records or none: if one could not be stored as it is or
+//! could not replay, the operation answers UNKNOWN_SERVER_ERROR and changes nothing.
 
 use serde::{Deserialize, Serialize};
 

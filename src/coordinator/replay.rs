@@ -1,7 +1,7 @@
 //! Replay of coordinator records (spec §6): the only way state changes, live or on load.
 //! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
 //!
-//! The live path applies an operation's records with [`Coordinator::apply`]: all of them or
+//! The live path applies an operation's records with `Coordinator::apply`: all of them or
 //! none, so a record the log could not store or replay is never acknowledged.
 
 use super::group::StreamsGroup;
