@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the wasm module and its JS glue into www/pkg/ (wasm32 target, wasm-bindgen, optional wasm-opt).
+# Builds the wasm module, its JS glue, its TypeScript types and the npm package.json into www/pkg/.
 # Idempotent: installs the wasm32 target and wasm-bindgen-cli (== the version in Cargo.lock) only
 # when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
 # Default: opt-level 2 for the wasm build (as fast as 3 here and a little smaller) with a smaller
@@ -49,6 +49,39 @@ if [ "${WASM_OPT:-1}" != 0 ]; then
   fi
   www/node_modules/.bin/wasm-opt -Oz www/pkg/groupcoord_bg.wasm -o www/pkg/groupcoord_bg.wasm
 fi
+
+# www/pkg is an npm package: ES module + wasm + TypeScript types (the JSON shapes are typed in
+# src/wasm/types.d.ts, which wasm-bindgen copies into groupcoord.d.ts).
+VERSION=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
+cat > www/pkg/package.json <<JSON
+{
+  "name": "groupcoord",
+  "version": "$VERSION",
+  "description": "Kafka's streams group coordinator (KIP-1071) as a deterministic simulation, compiled to WebAssembly",
+  "license": "Apache-2.0",
+  "type": "module",
+  "module": "groupcoord.js",
+  "types": "groupcoord.d.ts",
+  "exports": {
+    ".": {
+      "types": "./groupcoord.d.ts",
+      "default": "./groupcoord.js"
+    },
+    "./groupcoord_bg.wasm": "./groupcoord_bg.wasm",
+    "./package.json": "./package.json"
+  },
+  "files": [
+    "groupcoord.js",
+    "groupcoord.d.ts",
+    "groupcoord_bg.wasm",
+    "groupcoord_bg.wasm.d.ts",
+    "LICENSE"
+  ],
+  "sideEffects": false
+}
+JSON
+cp LICENSE www/pkg/LICENSE
+
 raw=$(wc -c < www/pkg/groupcoord_bg.wasm)
 gz=$(gzip -9c www/pkg/groupcoord_bg.wasm | wc -c)
 echo "www/pkg/groupcoord_bg.wasm: $raw bytes, $gz bytes gzip -9"

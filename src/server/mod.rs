@@ -261,7 +261,9 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         ms = t0.elapsed().as_millis() as u64,
         "log replayed"
     );
-    state.coord.on_loaded(now_ms());
+    // The owner sleeps on the coordinator's own table (`next_deadline`); the changes are logged.
+    let rearmed = state.coord.on_loaded(now_ms());
+    info!(timers = rearmed.len(), "timers re-armed");
     // Topics from the command line (and the demo's).
     let mut wanted = opts.topics.clone();
     if opts.demo {
