@@ -3,13 +3,14 @@
 # 4.4 and on groupcoord (issue 12). See tests/interop/consumers/README.md.
 #
 #   pkg-scripts/interop-consumers.sh [--target kafka|groupcoord|both] [--clients LIST] [--records N]
-#                                    [--short] [--timings] [--rounds N]
+#                                    [--short] [--timings] [--rounds N] [--wait S]
 #
 #   --target    which broker(s) to run against (default both; --short alone: groupcoord)
 #   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
 #               console, groups-tool (default all)
 #   --records   records per client test (default 10000)
 #   --short     the CI variant: confluent-range and groups-tool, 1200 records (under 2 minutes)
+#   --wait      bound of each wait in seconds (default 45; a crash step adds the session timeout)
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
 #               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
 #
@@ -24,6 +25,7 @@ records=10000
 short=0
 timings=0
 rounds=3
+wait_s=45
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) target="$2"; shift 2 ;;
@@ -32,7 +34,8 @@ while [ $# -gt 0 ]; do
     --short) short=1; shift ;;
     --timings) timings=1; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --wait) wait_s="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -52,8 +55,19 @@ echo "interop-consumers: target=$target clients=$clients records=$records timing
 
 gc_pid=""
 kafka_dir=""
+tap_pids=()
+stop_taps() {
+  local p
+  for p in "${tap_pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${tap_pids[@]}"; do
+    for _ in $(seq 1 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$p" 2>/dev/null
+  done
+  tap_pids=()
+}
 cleanup() {
   set +e
+  stop_taps
   if [ -n "$gc_pid" ] && kill -0 "$gc_pid" 2>/dev/null; then
     kill "$gc_pid"; for _ in $(seq 1 20); do kill -0 "$gc_pid" 2>/dev/null || break; sleep 0.25; done
     kill -9 "$gc_pid" 2>/dev/null
@@ -84,21 +98,30 @@ then
 fi
 # Maven: the consumers project (clients, tools) and the broker's class path (the streams project,
 # whose kafka-broker.sh this script reuses). Offline first: the artifacts are usually cached.
-( cd "$proj/java" && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } )
-if [ "$target" != groupcoord ]; then
-  ( cd "$root/tests/interop/streams" && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } )
-fi
+mvn_package() { # DIR
+  ( cd "$1" && { mvn -q -B -o package > "$WORK/mvn.log" 2>&1 || mvn -q -B package >> "$WORK/mvn.log" 2>&1; } ) \
+    || { cat "$WORK/mvn.log" >&2; exit 1; }
+}
+mvn_package "$proj/java"
+[ "$target" = groupcoord ] || mvn_package "$root/tests/interop/streams"
 java_cp="$proj/java/target/classes:$proj/java/target/lib/*"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 boots=()
+# The request versions each client sends, read off the loopback interface (root only; TAP=0 to skip).
+start_tap() { # TARGET HOST:PORT
+  [ "${TAP:-1}" = 1 ] && [ "$(id -u)" = 0 ] || return 0
+  "$VENV/bin/python" "$proj/apitap.py" "${2##*:}" "$WORK/$1-requests.txt" 2> "$WORK/$1-tap.log" &
+  tap_pids+=($!)
+}
 # --- Apache Kafka 4.4 -------------------------------------------------------------------------------
 if [ "$target" = kafka ] || [ "$target" = both ]; then
   kafka_dir="$WORK/kafka-broker"
   boot=$(KAFKA_HEAP="-Xmx512m -Xms128m" "$broker" start "$kafka_dir")
   echo "Apache Kafka 4.4 at $boot"
   boots+=(--bootstrap "kafka=$boot")
+  start_tap kafka "$boot"
 fi
 
 # --- groupcoord -------------------------------------------------------------------------------------
@@ -126,11 +149,19 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   addr=$(sed -n 's/^groupcoord listening on //p' "$WORK/groupcoord/stdout.log" | head -1)
   echo "groupcoord at $addr (pid $gc_pid, log $WORK/groupcoord/server.log)"
   boots+=(--bootstrap "groupcoord=$addr")
+  start_tap groupcoord "$addr"
 fi
 
 extra=()
 [ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
 status=0
-"$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" \
+"$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" \
   --java-cp "$java_cp" --work "$WORK" "${extra[@]}" || status=$?
+stop_taps
+for t in kafka groupcoord; do
+  if [ -s "$WORK/$t-requests.txt" ]; then
+    echo; echo "== requests sent to $t (client id: api key versions), also in $WORK/$t-requests.txt"
+    cat "$WORK/$t-requests.txt"
+  fi
+done
 exit $status

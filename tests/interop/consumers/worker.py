@@ -3,7 +3,10 @@
     python worker.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID ASSIGNOR SESSION_MS HEARTBEAT_MS [INSTANCE_ID]
 
 CLIENT: confluent (confluent-kafka Consumer), kafka-python (KafkaConsumer), aiokafka (AIOKafkaConsumer).
-ASSIGNOR: range or cooperative-sticky (cooperative-sticky: confluent only).
+ASSIGNOR: range or cooperative-sticky (cooperative-sticky: confluent only), or manual: no group
+membership at all, assign() of partitions 0..INTEROP_PARTITIONS-1 (default 6), positions from the
+committed offsets (OffsetFetch) else earliest, commits as a simple group (OffsetCommit, generation -1):
+the data plane of a client without JoinGroup.
 Speaks the harness's line protocol on stdout (flushed per line/batch):
     READY                    subscribed, polling
     OWNED p,p,... gen=G      after every rebalance callback: the full set it owns now (G = -1 when
@@ -15,6 +18,7 @@ Manual commits: every polled batch is committed synchronously before the next po
 rebalance never redelivers; only the records of a SIGKILLed member after its last commit can be.
 """
 import asyncio
+import os
 import signal
 import sys
 
@@ -23,6 +27,8 @@ SESSION_MS, HEARTBEAT_MS = int(sys.argv[7]), int(sys.argv[8])
 INSTANCE_ID = sys.argv[9] if len(sys.argv) > 9 else None
 
 stopping = False
+MANUAL = ASSIGNOR == "manual"
+MANUAL_PARTITIONS = range(int(os.environ.get("INTEROP_PARTITIONS", "6")))
 
 
 def on_term(*_):
@@ -53,7 +59,7 @@ def run_confluent():
         "client.id": CLIENT_ID,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
-        "partition.assignment.strategy": ASSIGNOR,
+        "partition.assignment.strategy": "range" if MANUAL else ASSIGNOR,
         "session.timeout.ms": SESSION_MS,
         "heartbeat.interval.ms": HEARTBEAT_MS,
         "error_cb": lambda err: out("ERR %s" % err),
@@ -71,7 +77,13 @@ def run_confluent():
         owned.difference_update(tp.partition for tp in parts)
         report(-1)
 
-    c.subscribe([TOPIC], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+    if MANUAL:
+        from confluent_kafka import TopicPartition
+        c.assign([TopicPartition(TOPIC, p) for p in MANUAL_PARTITIONS])
+        owned.update(MANUAL_PARTITIONS)
+        report(-1)
+    else:
+        c.subscribe([TOPIC], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
     out("READY")
     while not stopping:
         msgs = c.consume(num_messages=500, timeout=0.2)
@@ -118,7 +130,13 @@ def run_kafka_python():
             owned.update(tp.partition for tp in assigned)
             report(gen())
 
-    c.subscribe([TOPIC], listener=Listener())
+    if MANUAL:
+        from kafka import TopicPartition
+        c.assign([TopicPartition(TOPIC, p) for p in MANUAL_PARTITIONS])
+        owned.update(MANUAL_PARTITIONS)
+        report(-1)
+    else:
+        c.subscribe([TOPIC], listener=Listener())
     out("READY")
     while not stopping:
         try:
@@ -163,8 +181,14 @@ async def run_aiokafka():
             owned.update(tp.partition for tp in assigned)
             report(gen())
 
-    c.subscribe([TOPIC], listener=Listener())
     await c.start()
+    if MANUAL:
+        from aiokafka import TopicPartition
+        c.assign([TopicPartition(TOPIC, p) for p in MANUAL_PARTITIONS])
+        owned.update(MANUAL_PARTITIONS)
+        report(-1)
+    else:
+        c.subscribe([TOPIC], listener=Listener())
     out("READY")
     try:
         while not stopping:

@@ -27,7 +27,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   ERR text                   an exception from poll/commit
  * SIGTERM closes the consumer (a dynamic member sends LeaveGroup, a static one does not).
  *
- * Args: bootstrap topic group clientId assignor(range|cooperative-sticky) sessionMs heartbeatMs [instanceId]
+ * Args: bootstrap topic group clientId assignor(range|cooperative-sticky|manual) sessionMs heartbeatMs [instanceId]
+ * (manual: assign() of partitions 0..INTEROP_PARTITIONS-1, no membership, commits as a simple group)
  */
 public final class ConsumerWorker {
   private static final PrintStream OUT =
@@ -55,7 +56,6 @@ public final class ConsumerWorker {
     KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p);
     TreeSet<Integer> owned = new TreeSet<>();
     CountDownLatch closed = new CountDownLatch(1);
-    Thread main = Thread.currentThread();
     final boolean[] stopping = {false};
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       stopping[0] = true;
@@ -81,7 +81,19 @@ public final class ConsumerWorker {
       }
     };
     try {
-      consumer.subscribe(List.of(topic), listener);
+      if (args[4].equals("manual")) {
+        // No membership: the data plane alone (Metadata, OffsetFetch, ListOffsets, Fetch, OffsetCommit).
+        int n = Integer.parseInt(System.getenv().getOrDefault("INTEROP_PARTITIONS", "6"));
+        List<TopicPartition> all = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          all.add(new TopicPartition(topic, i));
+          owned.add(i);
+        }
+        consumer.assign(all);
+        report(consumer, owned);
+      } else {
+        consumer.subscribe(List.of(topic), listener);
+      }
       OUT.println("READY");
       OUT.flush();
       while (!stopping[0]) {
