@@ -58,10 +58,10 @@ kafka_dir=""
 tap_pids=()
 stop_taps() {
   local p
-  for p in "${tap_pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${tap_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${tap_pids[@]}"; do
     for _ in $(seq 1 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
-    kill -9 "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null || true
   done
   tap_pids=()
 }

@@ -18,7 +18,7 @@ NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCo
          15: "DescribeGroups", 16: "ListGroups", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
          22: "InitProducerId", 23: "OffsetForLeaderEpoch", 32: "DescribeConfigs", 36: "SaslHandshake",
          42: "DeleteGroups", 47: "OffsetDelete", 60: "DescribeCluster", 68: "ConsumerGroupHeartbeat",
-         69: "ConsumerGroupDescribe", 71: "GetTelemetrySubscriptions", 72: "PushTelemetry"}
+         69: "ConsumerGroupDescribe", 75: "DescribeTopicPartitions", 71: "GetTelemetrySubscriptions", 72: "PushTelemetry"}
 MAX_FRAME = 64 << 20
 
 

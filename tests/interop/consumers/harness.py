@@ -681,7 +681,7 @@ def settle(run, live, t0, timeout):
     """Seconds from t0 until the live members own every partition once and each partition has been
     consumed by its owner after that; None on timeout."""
     deadline = t0 + timeout
-    while time.time() < deadline:
+    while time.time() < deadline and not all(m.hopeless() for m in live):
         if assignment_complete(live):
             t_owned = time.time()
             own = {p: v[0] for p, v in owners(live).items()}
