@@ -65,8 +65,14 @@ stop_taps() {
   done
   tap_pids=()
 }
+harness_pid=""
 cleanup() {
   set +e
+  # The harness stops its consumers on SIGTERM (and on SIGINT, which they get too).
+  if [ -n "$harness_pid" ] && kill -0 "$harness_pid" 2>/dev/null; then
+    kill "$harness_pid"; for _ in $(seq 1 80); do kill -0 "$harness_pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$harness_pid" 2>/dev/null
+  fi
   stop_taps
   if [ -n "$gc_pid" ] && kill -0 "$gc_pid" 2>/dev/null; then
     kill "$gc_pid"; for _ in $(seq 1 20); do kill -0 "$gc_pid" 2>/dev/null || break; sleep 0.25; done
@@ -98,9 +104,12 @@ then
 fi
 # Maven: the consumers project (clients, tools) and the broker's class path (the streams project,
 # whose kafka-broker.sh this script reuses). Offline first: the artifacts are usually cached.
-mvn_package() { # DIR
+mvn_package() { # DIR; skipped while nothing in pom.xml or src/ is newer than the last build
+  local stamp="$1/target/.interop-built"
+  if [ -f "$stamp" ] && [ -z "$(find "$1/pom.xml" "$1/src" -newer "$stamp" -print -quit)" ]; then return 0; fi
   ( cd "$1" && { mvn -q -B -o package > "$WORK/mvn.log" 2>&1 || mvn -q -B package >> "$WORK/mvn.log" 2>&1; } ) \
     || { cat "$WORK/mvn.log" >&2; exit 1; }
+  touch "$stamp"
 }
 mvn_package "$proj/java"
 [ "$target" = groupcoord ] || mvn_package "$root/tests/interop/streams"
@@ -156,7 +165,10 @@ extra=()
 [ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
 status=0
 "$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" \
-  --java-cp "$java_cp" --work "$WORK" "${extra[@]}" || status=$?
+  --java-cp "$java_cp" --work "$WORK" "${extra[@]}" &
+harness_pid=$!
+wait "$harness_pid" || status=$?
+harness_pid=""
 stop_taps
 for t in kafka groupcoord; do
   if [ -s "$WORK/$t-requests.txt" ]; then

@@ -767,6 +767,8 @@ def print_timings(tk, tg):
 
 def main():
     global args
+    # SIGTERM (the script's trap) unwinds like an exception, so every `finally` stops its members.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", action="append", required=True, help="TARGET=HOST:PORT (kafka, groupcoord)")
     ap.add_argument("--clients", default=",".join(ALL_CLIENTS))
