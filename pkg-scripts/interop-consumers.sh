@@ -13,6 +13,7 @@
 #   --wait      bound of each wait in seconds (default 45; a crash step adds the session timeout)
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
 #               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
+#   TAP=0       do not record the request versions each client sends (recorded when run as root)
 #
 # Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
 # target(s), prints one RESULT line per client and step and a final "N passed, N failed". Every
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --timings) timings=1; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
     --wait) wait_s="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
