@@ -46,6 +46,10 @@ fi
 target="${target:-both}"
 clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool}"
 case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
+for c in ${clients//,/ }; do
+  case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
+    *) echo "unknown client $c" >&2; exit 2 ;; esac
+done
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 proj="$root/tests/interop/consumers"
