@@ -199,9 +199,11 @@ def member_argv(client, boot, topic, group, label, instance_id, assignor=None):
                                                                         str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client == "kcat":
+        # No auto.commit.interval.ms: kcat 1.7.1 sets `-X auto.commit.interval.ms` on the legacy
+        # topic-level property of that name (`-X dump` shows it), so librdkafka's global 5 s stays.
         argv = ["kcat", "-b", boot, "-G", group, "-u", "-f", "REC %p %o %k %s\\n",
                 "-X", "client.id=" + label, "-X", "auto.offset.reset=earliest",
-                "-X", "auto.commit.interval.ms=200", "-X", f"session.timeout.ms={SESSION_MS}",
+                "-X", f"session.timeout.ms={SESSION_MS}",
                 "-X", f"heartbeat.interval.ms={HEARTBEAT_MS}", "-X", "partition.assignment.strategy=range"]
         if instance_id:
             argv += ["-X", "group.instance.id=" + instance_id]
