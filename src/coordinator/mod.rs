@@ -32,9 +32,30 @@ pub struct RequestContext {
 #[serde(tag = "kind")]
 #[non_exhaustive]
 pub enum TimerKey {
-    SessionTimeout { group_id: String, member_id: String },
-    RebalanceTimeout { group_id: String, member_id: String },
-    InitialRebalance { group_id: String },
+    SessionTimeout {
+        group_id: String,
+        member_id: String,
+    },
+    RebalanceTimeout {
+        group_id: String,
+        member_id: String,
+    },
+    InitialRebalance {
+        group_id: String,
+    },
+    /// A classic member's session (Kafka's `heartbeat-{group}-{member}`).
+    ClassicHeartbeat {
+        group_id: String,
+        member_id: String,
+    },
+    /// The end of a classic group's join phase (`join-{group}`).
+    ClassicJoin {
+        group_id: String,
+    },
+    /// The deadline for a classic group's SyncGroups (`sync-{group}`; tag: the generation).
+    ClassicSync {
+        group_id: String,
+    },
 }
 
 /// A change to the timer table, returned by every operation.
@@ -56,6 +77,7 @@ pub struct Outcome<R> {
     pub topics_to_create: Vec<InternalTopic>,
 }
 
+pub mod classic;
 mod describe;
 pub mod group;
 mod heartbeat;
@@ -105,6 +127,7 @@ pub struct Coordinator {
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
+    classic: classic::ClassicRuntime,
 }
 
 impl Coordinator {
@@ -115,6 +138,7 @@ impl Coordinator {
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
+            classic: classic::ClassicRuntime::default(),
         }
     }
 
@@ -234,6 +258,15 @@ impl Coordinator {
                 }
             }
         }
+        for g in self.groups.all_classic() {
+            for m in g.members.values() {
+                let key = TimerKey::ClassicHeartbeat {
+                    group_id: g.group_id.clone(),
+                    member_id: m.member_id.clone(),
+                };
+                arm.push((key, now.plus(m.session_timeout_ms.max(0) as i64), 0));
+            }
+        }
         for (k, d, tag) in arm {
             changes.push(self.timers.schedule(k, d, tag));
         }
@@ -249,7 +282,18 @@ impl Coordinator {
             .map(StreamsGroup::persistent_view)
             .collect();
         let offsets: Vec<_> = self.offsets.iter().collect();
-        let json = serde_json::to_vec(&(groups, offsets)).unwrap_or_default();
+        // Classic groups: the last GroupMetadata value written (docs/classic-protocol.md §C7).
+        let classic: Vec<_> = self
+            .groups
+            .all_classic()
+            .map(|g| (&g.group_id, &g.persisted))
+            .collect();
+        let json = if classic.is_empty() {
+            serde_json::to_vec(&(groups, offsets))
+        } else {
+            serde_json::to_vec(&(groups, offsets, classic))
+        }
+        .unwrap_or_default();
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
     }
 
