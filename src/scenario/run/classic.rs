@@ -280,6 +280,16 @@ impl Runner {
             .iter()
             .find(|(_, m)| m.member_id == member_id)
             .map(|(n, _)| n.clone())
+            .or_else(|| {
+                // Not answered yet (JoinGroup v0-3 learns its id at the end of the join phase):
+                // generated ids start with the client id, which is the member name by default.
+                self.classic
+                    .members
+                    .iter()
+                    .filter(|(n, m)| m.member_id.is_empty() && member_id.starts_with(&format!("{n}-")))
+                    .map(|(n, _)| n.clone())
+                    .max_by_key(String::len)
+            })
             .unwrap_or_else(|| member_id.to_string())
     }
 
