@@ -184,9 +184,10 @@ pub(crate) fn decode_group_metadata(
 
 #[cfg(test)]
 mod tests {
+    use crate::records::codec::try_encode_record;
     use crate::records::{
         ClassicGroupMetadataValue, ClassicMemberMetadata, Record, RecordCodecError, decode_record,
-        encode_record, try_encode_record,
+        encode_record,
     };
 
     fn value() -> ClassicGroupMetadataValue {

@@ -197,18 +197,20 @@ impl Runner {
                         } else {
                             self.classic_id(name)
                         },
-                        group_instance_id: instances
-                            .get(i)
-                            .filter(|s| s.as_str() != "-")
-                            .cloned(),
+                        group_instance_id: instances.get(i).filter(|s| s.as_str() != "-").cloned(),
                         reason: None,
                     })
                     .collect();
                 let now = self.now;
-                let out = self
-                    .coord()
-                    .classic_leave(now, &LeaveGroupRequest { group_id: group, members });
-                self.classic.leave_codes = out.response.members.iter().map(|m| m.error_code).collect();
+                let out = self.coord().classic_leave(
+                    now,
+                    &LeaveGroupRequest {
+                        group_id: group,
+                        members,
+                    },
+                );
+                self.classic.leave_codes =
+                    out.response.members.iter().map(|m| m.error_code).collect();
                 let first = self.classic.leave_codes.first().copied();
                 let code = if out.response.error_code != ErrorCode::NONE {
                     out.response.error_code
@@ -252,7 +254,12 @@ impl Runner {
             "expect-leave" => {
                 let want = a.req("codes")?.to_string();
                 a.finish(&[])?;
-                let got: Vec<String> = self.classic.leave_codes.iter().map(|c| code_name(*c)).collect();
+                let got: Vec<String> = self
+                    .classic
+                    .leave_codes
+                    .iter()
+                    .map(|c| code_name(*c))
+                    .collect();
                 self.checks += 1;
                 if want != got.join(",") {
                     return Err(mismatch(n, "leave codes", &want, &got.join(",")));
@@ -286,7 +293,9 @@ impl Runner {
                 self.classic
                     .members
                     .iter()
-                    .filter(|(n, m)| m.member_id.is_empty() && member_id.starts_with(&format!("{n}-")))
+                    .filter(|(n, m)| {
+                        m.member_id.is_empty() && member_id.starts_with(&format!("{n}-"))
+                    })
                     .map(|(n, _)| n.clone())
                     .max_by_key(String::len)
             })
@@ -333,7 +342,10 @@ impl Runner {
             match done.reply {
                 ClassicReply::Join(r) => {
                     if !r.member_id.is_empty()
-                        && matches!(r.error_code, ErrorCode::NONE | ErrorCode::MEMBER_ID_REQUIRED)
+                        && matches!(
+                            r.error_code,
+                            ErrorCode::NONE | ErrorCode::MEMBER_ID_REQUIRED
+                        )
                     {
                         m.member_id = r.member_id.clone();
                     }
@@ -356,19 +368,35 @@ impl Runner {
         let name = a.req("member")?.to_string();
         let m = self.classic_member(&name, n)?;
         let waiting = a.flag("waiting");
-        let fields = ["error", "generation", "leader", "members", "protocol", "member-id", "skip-assignment"];
-        let wants: Vec<(&str, Option<String>)> =
-            fields.iter().map(|f| (*f, a.get(f).map(String::from))).collect();
+        let fields = [
+            "error",
+            "generation",
+            "leader",
+            "members",
+            "protocol",
+            "member-id",
+            "skip-assignment",
+        ];
+        let wants: Vec<(&str, Option<String>)> = fields
+            .iter()
+            .map(|f| (*f, a.get(f).map(String::from)))
+            .collect();
         a.finish(&["waiting"])?;
         self.checks += 1;
         if waiting {
             if !m.join_waiting {
-                return Err(err(n, format!("`{name}` has a JoinGroup answer: {:?}", m.join)));
+                return Err(err(
+                    n,
+                    format!("`{name}` has a JoinGroup answer: {:?}", m.join),
+                ));
             }
             return Ok(());
         }
         let Some(r) = m.join else {
-            return Err(err(n, format!("`{name}` has no JoinGroup answer (still waiting)")));
+            return Err(err(
+                n,
+                format!("`{name}` has no JoinGroup answer (still waiting)"),
+            ));
         };
         for (f, want) in wants {
             let Some(want) = want else { continue };
@@ -383,8 +411,11 @@ impl Runner {
                     }
                 }
                 "members" => {
-                    let mut names: Vec<String> =
-                        r.members.iter().map(|x| self.classic_name(&x.member_id)).collect();
+                    let mut names: Vec<String> = r
+                        .members
+                        .iter()
+                        .map(|x| self.classic_name(&x.member_id))
+                        .collect();
                     names.sort();
                     if names.is_empty() {
                         "[]".into()
@@ -402,7 +433,11 @@ impl Runner {
                 }
                 _ => r.skip_assignment.to_string(),
             };
-            let want = if want.is_empty() { "\"\"".to_string() } else { want };
+            let want = if want.is_empty() {
+                "\"\"".to_string()
+            } else {
+                want
+            };
             self.checks += 1;
             if want != got {
                 return Err(mismatch(n, &format!("join {f}"), &want, &got));
@@ -423,12 +458,18 @@ impl Runner {
         self.checks += 1;
         if waiting {
             if !m.sync_waiting {
-                return Err(err(n, format!("`{name}` has a SyncGroup answer: {:?}", m.sync)));
+                return Err(err(
+                    n,
+                    format!("`{name}` has a SyncGroup answer: {:?}", m.sync),
+                ));
             }
             return Ok(());
         }
         let Some(r) = m.sync else {
-            return Err(err(n, format!("`{name}` has no SyncGroup answer (still waiting)")));
+            return Err(err(
+                n,
+                format!("`{name}` has no SyncGroup answer (still waiting)"),
+            ));
         };
         let pairs = [
             ("error", error, code_name(r.error_code)),
@@ -437,7 +478,11 @@ impl Runner {
                 assignment,
                 String::from_utf8_lossy(&r.assignment).into_owned(),
             ),
-            ("protocol", protocol, r.protocol_name.clone().unwrap_or_else(|| "-".into())),
+            (
+                "protocol",
+                protocol,
+                r.protocol_name.clone().unwrap_or_else(|| "-".into()),
+            ),
         ];
         for (f, want, got) in pairs {
             if let Some(w) = want {
@@ -454,9 +499,19 @@ impl Runner {
         let n = a.line;
         let group = a.get("group").unwrap_or("g").to_string();
         let missing = a.flag("missing");
-        let fields = ["state", "generation", "leader", "members", "protocol", "protocol-type", "pending-sync"];
-        let wants: Vec<(&str, Option<String>)> =
-            fields.iter().map(|f| (*f, a.get(f).map(String::from))).collect();
+        let fields = [
+            "state",
+            "generation",
+            "leader",
+            "members",
+            "protocol",
+            "protocol-type",
+            "pending-sync",
+        ];
+        let wants: Vec<(&str, Option<String>)> = fields
+            .iter()
+            .map(|f| (*f, a.get(f).map(String::from)))
+            .collect();
         a.finish(&["missing"])?;
         let g = self.coord().classic_group(&group).cloned();
         self.checks += 1;
@@ -467,19 +522,30 @@ impl Runner {
             return Err(err(n, format!("no classic group `{group}`")));
         };
         if missing {
-            return Err(err(n, format!("classic group `{group}` exists ({})", g.state.name())));
+            return Err(err(
+                n,
+                format!("classic group `{group}` exists ({})", g.state.name()),
+            ));
         }
         for (f, want) in wants {
             let Some(want) = want else { continue };
             let names = |ids: &mut dyn Iterator<Item = &String>| {
                 let mut v: Vec<String> = ids.map(|i| self.classic_name(i)).collect();
                 v.sort();
-                if v.is_empty() { "[]".to_string() } else { v.join(",") }
+                if v.is_empty() {
+                    "[]".to_string()
+                } else {
+                    v.join(",")
+                }
             };
             let got = match f {
                 "state" => g.state.name().to_string(),
                 "generation" => g.generation.to_string(),
-                "leader" => g.leader.as_deref().map(|l| self.classic_name(l)).unwrap_or_else(|| "-".into()),
+                "leader" => g
+                    .leader
+                    .as_deref()
+                    .map(|l| self.classic_name(l))
+                    .unwrap_or_else(|| "-".into()),
                 "members" => names(&mut g.members.keys()),
                 "protocol" => g.protocol_name.clone().unwrap_or_else(|| "-".into()),
                 "protocol-type" => g.protocol_type.clone().unwrap_or_else(|| "-".into()),
@@ -501,15 +567,31 @@ impl Runner {
             .clone()
             .ok_or_else(|| err(n, "no describe-group yet"))?;
         let pairs = [
-            ("error", a.get("error").map(String::from), code_name(d.error_code)),
-            ("state", a.get("state").map(String::from), d.group_state.clone()),
+            (
+                "error",
+                a.get("error").map(String::from),
+                code_name(d.error_code),
+            ),
+            (
+                "state",
+                a.get("state").map(String::from),
+                d.group_state.clone(),
+            ),
             (
                 "protocol-type",
                 a.get("protocol-type").map(String::from),
                 d.protocol_type.clone(),
             ),
-            ("protocol", a.get("protocol").map(String::from), d.protocol_data.clone()),
-            ("members", a.get("members").map(String::from), d.members.len().to_string()),
+            (
+                "protocol",
+                a.get("protocol").map(String::from),
+                d.protocol_data.clone(),
+            ),
+            (
+                "members",
+                a.get("members").map(String::from),
+                d.members.len().to_string(),
+            ),
             (
                 "message",
                 a.get("message").map(String::from),
@@ -530,10 +612,24 @@ impl Runner {
 
     /// Timer tokens of classic timers, with member names.
     pub(super) fn classic_timer_token(&self, k: &TimerKey, at: Millis) -> Option<String> {
-        let g = |g: &str| if g == "g" { String::new() } else { format!("{g}/") };
+        let g = |g: &str| {
+            if g == "g" {
+                String::new()
+            } else {
+                format!("{g}/")
+            }
+        };
         Some(match k {
-            TimerKey::ClassicHeartbeat { group_id, member_id } => {
-                format!("hb:{}{}@{}", g(group_id), self.classic_name(member_id), at.0)
+            TimerKey::ClassicHeartbeat {
+                group_id,
+                member_id,
+            } => {
+                format!(
+                    "hb:{}{}@{}",
+                    g(group_id),
+                    self.classic_name(member_id),
+                    at.0
+                )
             }
             TimerKey::ClassicJoin { group_id } => format!("join:{group_id}@{}", at.0),
             TimerKey::ClassicSync { group_id } => format!("sync:{group_id}@{}", at.0),
