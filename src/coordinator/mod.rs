@@ -258,18 +258,10 @@ impl Coordinator {
                 }
             }
         }
-        for g in self.groups.all_classic() {
-            for m in g.members.values() {
-                let key = TimerKey::ClassicHeartbeat {
-                    group_id: g.group_id.clone(),
-                    member_id: m.member_id.clone(),
-                };
-                arm.push((key, now.plus(m.session_timeout_ms.max(0) as i64), 0));
-            }
-        }
         for (k, d, tag) in arm {
             changes.push(self.timers.schedule(k, d, tag));
         }
+        changes.extend(self.classic_on_loaded(now));
         changes
     }
 

@@ -34,6 +34,8 @@ mod admin;
 pub mod group;
 mod ops;
 pub(crate) mod subscription;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 

@@ -439,6 +439,39 @@ impl Coordinator {
         std::mem::take(&mut self.classic.outbox)
     }
 
+    /// After a load (§C5): a session timer for every member of every classic group, and a
+    /// rebalance for a group over `group.max.size` (so its members can commit and leave).
+    pub(in crate::coordinator) fn classic_on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
+        let Coordinator {
+            groups,
+            timers,
+            config,
+            classic,
+            ..
+        } = self;
+        let mut step = Step {
+            now,
+            cfg: &config.classic,
+            timers,
+            outbox: &mut classic.outbox,
+            changes: Vec::new(),
+            records: Vec::new(),
+        };
+        let max = config.classic.max_size.max(0) as usize;
+        for g in groups.all_classic_mut() {
+            let ids: Vec<String> = g.members.keys().cloned().collect();
+            for id in &ids {
+                step.reschedule_heartbeat(g, id);
+            }
+            if g.members.len() > max && g.can_rebalance() {
+                prepare_rebalance(&mut step, g);
+            }
+        }
+        // A rebalance started here writes nothing (nobody has rejoined yet).
+        debug_assert!(step.records.is_empty());
+        step.changes
+    }
+
     /// Fire a classic timer (§C5).
     pub(in crate::coordinator) fn fire_classic(
         &mut self,
