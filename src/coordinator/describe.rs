@@ -16,6 +16,13 @@ use crate::topology::{self, InternalTopic};
 use crate::types::{Millis, TaskId, TasksTuple, TasksWithEpochs};
 use crate::util::sort;
 
+/// A ListGroups state filter against a classic state name: case-insensitive, trimmed,
+/// underscores ignored.
+fn classic_state_matches(filter: &str, state: &str) -> bool {
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "");
+    norm(filter) == norm(state)
+}
+
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedGroup {
@@ -261,18 +268,20 @@ impl Coordinator {
                     g.state.name(),
                 ),
             };
-            rows.push(ListedGroup {
-                group_id: id.clone(),
-                protocol_type,
-                group_state: state.into(),
-                group_type: group.group_type().into(),
-            });
-            if !states_filter.is_empty()
-                && !states_filter
-                    .iter()
-                    .any(|s| s.trim().eq_ignore_ascii_case(filter_state))
-            {
-                rows.pop();
+            let wanted = match group {
+                super::registry::Group::Streams(_) => {
+                    |f: &str, s: &str| f.trim().eq_ignore_ascii_case(s)
+                }
+                // Classic names are CamelCase; accept `preparing_rebalance` too.
+                super::registry::Group::Classic(_) => classic_state_matches,
+            };
+            if states_filter.is_empty() || states_filter.iter().any(|f| wanted(f, filter_state)) {
+                rows.push(ListedGroup {
+                    group_id: id.clone(),
+                    protocol_type,
+                    group_state: state.into(),
+                    group_type: group.group_type().into(),
+                });
             }
         }
         for id in self.offsets.keys() {

@@ -169,13 +169,13 @@ fn validate_member(
 
 /// Protocols with duplicate names dropped (first wins), as Kafka's keyed collection reads them.
 fn dedup_protocols(protocols: &[JoinProtocol]) -> Vec<JoinProtocol> {
-    let mut out: Vec<JoinProtocol> = Vec::with_capacity(protocols.len());
-    for p in protocols {
-        if !out.iter().any(|q| q.name == p.name) {
-            out.push(p.clone());
-        }
-    }
-    out
+    // A set of names: a peer may send many protocols, so no quadratic scan.
+    let mut seen = std::collections::BTreeSet::new();
+    protocols
+        .iter()
+        .filter(|p| seen.insert(p.name.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// A deterministic UUID-shaped id: Kafka draws `UUID.randomUUID()`, the pure core hashes the
