@@ -101,10 +101,6 @@ impl GroupRegistry {
         self.groups.values().filter_map(Group::as_classic)
     }
 
-    pub fn all_classic_mut(&mut self) -> impl Iterator<Item = &mut ClassicGroup> {
-        self.groups.values_mut().filter_map(Group::as_classic_mut)
-    }
-
     /// Every group, by id.
     pub fn all(&self) -> impl Iterator<Item = (&String, &Group)> {
         self.groups.iter()

@@ -2,7 +2,7 @@
 //! validation (docs/classic-protocol.md §C6).
 
 use super::group::{ClassicGroup, ClassicState};
-use super::ops::{Step, heartbeat_key, join_key, sync_key};
+use super::ops::{heartbeat_key, join_key, sync_key};
 use crate::coordinator::{Coordinator, Outcome};
 use crate::error::{ApiError, ErrorCode};
 use crate::protocol::classic::{
@@ -190,30 +190,14 @@ impl Coordinator {
         group_id: &str,
         out: &mut Vec<crate::coordinator::TimerChange>,
     ) {
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let Some(g) = groups.classic(group_id) else {
-            return;
-        };
-        let mut step = Step {
-            now: Millis(0),
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        step.cancel(&join_key(group_id));
-        step.cancel(&sync_key(group_id));
-        for id in g.members.keys().chain(g.pending_join.iter()) {
-            step.cancel(&heartbeat_key(group_id, id));
-        }
-        out.extend(step.changes);
+        let done = self.on_classic(Millis(0), group_id, |step, g| {
+            step.cancel(&join_key(group_id));
+            step.cancel(&sync_key(group_id));
+            for id in g.members.keys().chain(g.pending_join.iter()) {
+                step.cancel(&heartbeat_key(group_id, id));
+            }
+        });
+        out.extend(done.into_iter().flat_map(|d| d.timers));
     }
 
     /// OffsetCommit checks of a classic group (Kafka's `ClassicGroup.validateOffsetCommit`).

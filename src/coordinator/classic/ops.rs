@@ -199,7 +199,63 @@ fn uuid_like(group_id: &str, seq: u64, now: Millis) -> String {
     )
 }
 
+/// A step on one group, chosen at run time (the timer kinds).
+type StepFn<'a> = dyn Fn(&mut Step, &mut ClassicGroup) + 'a;
+
+/// What a step on one group produced.
+pub(super) struct Done<R> {
+    pub value: R,
+    pub records: Vec<Record>,
+    pub timers: Vec<TimerChange>,
+}
+
+impl<R> Done<R> {
+    fn into_outcome<T>(self, response: T) -> Outcome<T> {
+        let mut out = Outcome::new(response);
+        out.records = self.records;
+        out.timers = self.timers;
+        out
+    }
+}
+
 impl Coordinator {
+    /// Run `f` on the classic group `group_id` with a fresh [`Step`]; `None` when there is no
+    /// such classic group.
+    pub(super) fn on_classic<R>(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+        f: impl FnOnce(&mut Step, &mut ClassicGroup) -> R,
+    ) -> Option<Done<R>> {
+        let Coordinator {
+            groups,
+            timers,
+            config,
+            classic,
+            ..
+        } = self;
+        let g = groups.classic_mut(group_id)?;
+        let mut step = Step {
+            now,
+            cfg: &config.classic,
+            timers,
+            outbox: &mut classic.outbox,
+            changes: Vec::new(),
+            records: Vec::new(),
+        };
+        let value = f(&mut step, g);
+        Some(Done {
+            value,
+            records: step.records,
+            timers: step.changes,
+        })
+    }
+
+    /// Queue an answer that needs no group.
+    fn answer(&mut self, token: RequestToken, reply: ClassicReply) {
+        self.classic.outbox.push(Completed { token, reply });
+    }
+
     /// JoinGroup (§C2). The answer (now or later) arrives through [`Coordinator::take_completed`]
     /// under `token`.
     pub fn classic_join(
@@ -210,34 +266,28 @@ impl Coordinator {
         token: RequestToken,
     ) -> Outcome<()> {
         let mut out = Outcome::new(());
-        let reject = |c: &mut Coordinator, code: ErrorCode| {
-            c.classic.outbox.push(Completed {
+        let reject = |c: &mut Coordinator, member_id: &str, code: ErrorCode| {
+            c.answer(
                 token,
-                reply: ClassicReply::Join(JoinGroupResponse::error(&req.member_id, code)),
-            });
+                ClassicReply::Join(JoinGroupResponse::error(member_id, code)),
+            );
         };
         if req.group_id.is_empty() {
-            reject(self, ErrorCode::INVALID_GROUP_ID);
+            reject(self, &req.member_id, ErrorCode::INVALID_GROUP_ID);
             return out;
         }
         let cfg = &self.config.classic;
         if req.session_timeout_ms < cfg.min_session_timeout_ms
             || req.session_timeout_ms > cfg.max_session_timeout_ms
         {
-            reject(self, ErrorCode::INVALID_SESSION_TIMEOUT);
+            reject(self, &req.member_id, ErrorCode::INVALID_SESSION_TIMEOUT);
             return out;
         }
         let gid = req.group_id.as_str();
         // A streams group holds the id: an empty one is converted (deleted), as Kafka does.
         if let Some(s) = self.groups.streams(gid) {
             if !s.members.is_empty() {
-                self.classic.outbox.push(Completed {
-                    token,
-                    reply: ClassicReply::Join(JoinGroupResponse::error(
-                        "",
-                        ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
-                    )),
-                });
+                reject(self, "", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
                 return out;
             }
             out.records.extend(self.streams_group_tombstones(gid));
@@ -247,7 +297,7 @@ impl Coordinator {
         let is_new = !self.groups.contains(gid) && !self.offsets.contains_key(gid);
         if self.groups.classic(gid).is_none() {
             if !is_unknown {
-                reject(self, ErrorCode::UNKNOWN_MEMBER_ID);
+                reject(self, &req.member_id, ErrorCode::UNKNOWN_MEMBER_ID);
                 return out;
             }
             self.groups.insert_classic(ClassicGroup::new(gid, now));
@@ -257,45 +307,32 @@ impl Coordinator {
         } else {
             req.member_id.clone()
         };
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let Some(g) = groups.classic_mut(gid) else {
-            return out;
-        };
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        if !accept_joining_member(g, &req.member_id, config.classic.max_size) {
-            g.remove(&req.member_id);
-            step.reply_join(
-                token,
-                JoinGroupResponse::error("", ErrorCode::GROUP_MAX_SIZE_REACHED),
-            );
-        } else if is_unknown {
-            join_new_member(&mut step, g, ctx, req, member_id, token);
-        } else {
-            join_existing_member(&mut step, g, ctx, req, token);
+        let max_size = self.config.classic.max_size;
+        let done = self.on_classic(now, gid, |step, g| {
+            if !accept_joining_member(g, &req.member_id, max_size) {
+                g.remove(&req.member_id);
+                step.reply_join(
+                    token,
+                    JoinGroupResponse::error("", ErrorCode::GROUP_MAX_SIZE_REACHED),
+                );
+            } else if is_unknown {
+                join_new_member(step, g, ctx, req, member_id, token);
+            } else {
+                join_existing_member(step, g, ctx, req, token);
+            }
+            if is_new && step.records.is_empty() {
+                let value = g.empty_metadata_value();
+                g.persisted = Some(value.clone());
+                step.records.push(Record::ClassicGroupMetadata {
+                    group_id: g.group_id.clone(),
+                    value: Some(value),
+                });
+            }
+        });
+        if let Some(done) = done {
+            out.records.extend(done.records);
+            out.timers.extend(done.timers);
         }
-        if is_new && step.records.is_empty() {
-            let value = g.empty_metadata_value();
-            g.persisted = Some(value.clone());
-            step.records.push(Record::ClassicGroupMetadata {
-                group_id: gid.to_string(),
-                value: Some(value),
-            });
-        }
-        out.records.extend(step.records);
-        out.timers.extend(step.changes);
         out
     }
 
@@ -330,68 +367,43 @@ impl Coordinator {
         req: &SyncGroupRequest,
         token: RequestToken,
     ) -> Outcome<()> {
-        let mut out = Outcome::new(());
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
+        let refuse = |code| ClassicReply::Sync(SyncGroupResponse::error(code));
         if req.group_id.is_empty() {
-            step.reply_sync(token, SyncGroupResponse::error(ErrorCode::INVALID_GROUP_ID));
-        } else {
-            match groups.classic_mut(&req.group_id) {
-                Some(g) if !g.is(ClassicState::Empty) => sync(&mut step, g, req, token),
-                // Unknown, Empty, or another type of group.
-                _ => step.reply_sync(
+            self.answer(token, refuse(ErrorCode::INVALID_GROUP_ID));
+            return Outcome::new(());
+        }
+        let done = self.on_classic(now, &req.group_id, |step, g| {
+            if g.is(ClassicState::Empty) {
+                step.reply_sync(
                     token,
                     SyncGroupResponse::error(ErrorCode::UNKNOWN_MEMBER_ID),
-                ),
+                );
+            } else {
+                sync(step, g, req, token);
+            }
+        });
+        match done {
+            Some(done) => done.into_outcome(()),
+            None => {
+                // Unknown, or another type of group.
+                self.answer(token, refuse(ErrorCode::UNKNOWN_MEMBER_ID));
+                Outcome::new(())
             }
         }
-        out.records = step.records;
-        out.timers = step.changes;
-        out
     }
 
     /// Heartbeat (§C4): the response is the error code.
     pub fn classic_heartbeat(&mut self, now: Millis, req: &HeartbeatRequest) -> Outcome<ErrorCode> {
-        let mut out = Outcome::new(ErrorCode::NONE);
         if req.group_id.is_empty() {
-            out.response = ErrorCode::INVALID_GROUP_ID;
-            return out;
+            return Outcome::new(ErrorCode::INVALID_GROUP_ID);
         }
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let Some(g) = groups.classic_mut(&req.group_id) else {
-            out.response = ErrorCode::UNKNOWN_MEMBER_ID;
-            return out;
-        };
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        out.response = heartbeat(&mut step, g, req);
-        out.timers = step.changes;
-        out
+        match self.on_classic(now, &req.group_id, |step, g| heartbeat(step, g, req)) {
+            Some(done) => {
+                let code = done.value;
+                done.into_outcome(code)
+            }
+            None => Outcome::new(ErrorCode::UNKNOWN_MEMBER_ID),
+        }
     }
 
     /// LeaveGroup (§C4), a batch of members (one for v0-2).
@@ -400,41 +412,32 @@ impl Coordinator {
         now: Millis,
         req: &LeaveGroupRequest,
     ) -> Outcome<LeaveGroupResponse> {
-        let mut out = Outcome::new(LeaveGroupResponse {
-            error_code: ErrorCode::NONE,
-            members: Vec::new(),
-        });
+        let failed = |code| {
+            Outcome::new(LeaveGroupResponse {
+                error_code: code,
+                members: Vec::new(),
+            })
+        };
         if req.group_id.is_empty() {
-            out.response.error_code = ErrorCode::INVALID_GROUP_ID;
-            return out;
+            return failed(ErrorCode::INVALID_GROUP_ID);
         }
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let Some(g) = groups.classic_mut(&req.group_id) else {
-            out.response.error_code = ErrorCode::UNKNOWN_MEMBER_ID;
-            return out;
-        };
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        out.response = leave(&mut step, g, req);
-        out.records = step.records;
-        out.timers = step.changes;
-        out
+        match self.on_classic(now, &req.group_id, |step, g| leave(step, g, req)) {
+            Some(mut done) => {
+                let response = std::mem::replace(
+                    &mut done.value,
+                    LeaveGroupResponse {
+                        error_code: ErrorCode::NONE,
+                        members: Vec::new(),
+                    },
+                );
+                done.into_outcome(response)
+            }
+            None => failed(ErrorCode::UNKNOWN_MEMBER_ID),
+        }
     }
 
     /// Answers to JoinGroup / SyncGroup requests completed since the last call, in completion
-    /// order (§C3). Call after every operation and timer.
+    /// order (§C3.4). Call after every operation and timer.
     pub fn take_completed(&mut self) -> Vec<Completed> {
         std::mem::take(&mut self.classic.outbox)
     }
@@ -442,34 +445,27 @@ impl Coordinator {
     /// After a load (§C5): a session timer for every member of every classic group, and a
     /// rebalance for a group over `group.max.size` (so its members can commit and leave).
     pub(in crate::coordinator) fn classic_on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        let max = config.classic.max_size.max(0) as usize;
-        for g in groups.all_classic_mut() {
-            let ids: Vec<String> = g.members.keys().cloned().collect();
-            for id in &ids {
-                step.reschedule_heartbeat(g, id);
-            }
-            if g.members.len() > max && g.can_rebalance() {
-                prepare_rebalance(&mut step, g);
-            }
+        let max = self.config.classic.max_size.max(0) as usize;
+        let ids: Vec<String> = self
+            .groups
+            .all_classic()
+            .map(|g| g.group_id.clone())
+            .collect();
+        let mut changes = Vec::new();
+        for id in ids {
+            let done = self.on_classic(now, &id, |step, g| {
+                let members: Vec<String> = g.members.keys().cloned().collect();
+                for m in &members {
+                    step.reschedule_heartbeat(g, m);
+                }
+                if g.members.len() > max && g.can_rebalance() {
+                    prepare_rebalance(step, g);
+                }
+            });
+            // A rebalance started here writes nothing (nobody has rejoined yet).
+            changes.extend(done.into_iter().flat_map(|d| d.timers));
         }
-        // A rebalance started here writes nothing (nobody has rejoined yet).
-        debug_assert!(step.records.is_empty());
-        step.changes
+        changes
     }
 
     /// Fire a classic timer (§C5).
@@ -479,45 +475,24 @@ impl Coordinator {
         key: &TimerKey,
         tag: i32,
     ) -> Outcome<()> {
-        let mut out = Outcome::new(());
-        let Coordinator {
-            groups,
-            timers,
-            config,
-            classic,
-            ..
-        } = self;
-        let gid = match key {
-            TimerKey::ClassicHeartbeat { group_id, .. }
-            | TimerKey::ClassicJoin { group_id }
-            | TimerKey::ClassicSync { group_id } => group_id,
-            _ => return out,
-        };
-        let Some(g) = groups.classic_mut(gid) else {
-            return out;
-        };
-        let mut step = Step {
-            now,
-            cfg: &config.classic,
-            timers,
-            outbox: &mut classic.outbox,
-            changes: Vec::new(),
-            records: Vec::new(),
-        };
-        match key {
-            TimerKey::ClassicHeartbeat { member_id, .. } => {
-                expire_heartbeat(&mut step, g, member_id);
+        let (gid, fire): (&str, &StepFn) = match key {
+            TimerKey::ClassicHeartbeat {
+                group_id,
+                member_id,
+            } => (group_id, &|step, g| expire_heartbeat(step, g, member_id)),
+            TimerKey::ClassicJoin { group_id } => (group_id, &|step, g| match g.initial_delay {
+                Some((delay, remaining)) => try_complete_initial(step, g, delay, remaining),
+                None => complete_join(step, g),
+            }),
+            TimerKey::ClassicSync { group_id } => {
+                (group_id, &|step, g| expire_pending_sync(step, g, tag))
             }
-            TimerKey::ClassicJoin { .. } => match g.initial_delay {
-                Some((delay, remaining)) => try_complete_initial(&mut step, g, delay, remaining),
-                None => complete_join(&mut step, g),
-            },
-            TimerKey::ClassicSync { .. } => expire_pending_sync(&mut step, g, tag),
-            _ => {}
+            _ => return Outcome::new(()),
+        };
+        match self.on_classic(now, gid, fire) {
+            Some(done) => done.into_outcome(()),
+            None => Outcome::new(()),
         }
-        out.records = step.records;
-        out.timers = step.changes;
-        out
     }
 }
 
