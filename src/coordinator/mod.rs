@@ -274,11 +274,12 @@ impl Coordinator {
             .map(StreamsGroup::persistent_view)
             .collect();
         let offsets: Vec<_> = self.offsets.iter().collect();
-        // Classic groups: the last GroupMetadata value written (docs/classic-protocol.md §C7).
+        // Classic groups: the last GroupMetadata value written (docs/classic-protocol.md §C7); a
+        // group never written (created over committed offsets) is not persistent state.
         let classic: Vec<_> = self
             .groups
             .all_classic()
-            .map(|g| (&g.group_id, &g.persisted))
+            .filter_map(|g| Some((&g.group_id, g.persisted.as_ref()?)))
             .collect();
         let json = if classic.is_empty() {
             serde_json::to_vec(&(groups, offsets))

@@ -247,7 +247,10 @@ impl ClassicGroup {
     /// The persistent part of the live state, in record form: what a replay of the group's
     /// records must rebuild once the group has settled (Stable with every sync received, or
     /// Empty).
+    /// `None` also for a group never written (one created over committed offsets: replay has
+    /// nothing to rebuild, and it is equivalent to no group).
     pub fn settled_view(&self) -> Option<ClassicGroupMetadataValue> {
+        self.persisted.as_ref()?;
         let settled = match self.state {
             ClassicState::Stable => self.pending_sync.is_empty(),
             ClassicState::Empty => self.pending_join.is_empty(),
