@@ -4,6 +4,7 @@
 //! The live path applies an operation's records with `Coordinator::apply`: all of them or
 //! none, so a record the log could not store or replay is never acknowledged.
 
+use super::classic::ClassicGroup;
 use super::group::StreamsGroup;
 use super::registry::Group;
 use super::{Coordinator, GroupOffsets};
@@ -17,6 +18,8 @@ use crate::records::codec::try_encode_record;
 pub enum ReplayError {
     #[error("group {group_id} exists and is not a streams group")]
     NotAStreamsGroup { group_id: String },
+    #[error("group {group_id} exists and is not a classic group")]
+    NotAClassicGroup { group_id: String },
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
     GroupHasMembers { group_id: String, members: usize },
     #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
@@ -90,6 +93,7 @@ impl Coordinator {
             | Record::CurrentMemberAssignment { .. }
             | Record::Topology { .. } => other_type,
             Record::OffsetCommit { .. } => false,
+            Record::ClassicGroupMetadata { .. } => self.groups.streams(id).is_some(),
         }
     }
 
@@ -247,6 +251,22 @@ impl Coordinator {
                     }
                 }
             },
+            Record::ClassicGroupMetadata { group_id, value } => {
+                if self.groups.streams(group_id).is_some() {
+                    return Err(ReplayError::NotAClassicGroup {
+                        group_id: group_id.clone(),
+                    });
+                }
+                match value {
+                    // The whole group is in the record: it replaces what was there (§C7).
+                    Some(v) => self
+                        .groups
+                        .insert_classic(ClassicGroup::from_record(group_id, v)),
+                    None => {
+                        self.groups.remove(group_id);
+                    }
+                }
+            }
             Record::OffsetCommit {
                 group_id,
                 topic,

@@ -19,6 +19,7 @@
 //! Batches ([`encode_batch`], [`decode_batch`]): per record, key length int32, key bytes,
 //! value length int32 (-1 = tombstone), value bytes; big-endian; no header.
 
+mod classic;
 mod offsets;
 mod streams;
 mod wire;
@@ -168,6 +169,12 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
             w.i32(*partition);
             (w, value.as_ref().map(offsets::encode_offset_commit))
         }
+        Record::ClassicGroupMetadata { group_id, value } => {
+            let mut w = Writer::new(classic::GROUP_METADATA_KEY);
+            w.i16(CLASSIC_GROUP_METADATA);
+            w.string("group", group_id);
+            (w, value.as_ref().map(classic::encode_group_metadata))
+        }
     };
     let (key, key_error) = key.finish();
     let (value, value_error) = match value.map(Writer::finish) {
@@ -279,6 +286,15 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
                 value: value
                     .map(|v| offsets::decode_offset_commit(v, legacy))
                     .transpose()?,
+            }
+        }
+        CLASSIC_GROUP_METADATA => {
+            let mut r = key_reader(key, classic::GROUP_METADATA_KEY)?;
+            let group_id = r.string("group")?;
+            r.finish("key")?;
+            Record::ClassicGroupMetadata {
+                group_id,
+                value: value.map(classic::decode_group_metadata).transpose()?,
             }
         }
         other => return Err(RecordCodecError::UnknownType(other)),
@@ -511,8 +527,8 @@ mod tests {
             RecordCodecError::UnknownType(18)
         );
         assert_eq!(
-            decode_record(&[0, 2], None).unwrap_err(),
-            RecordCodecError::UnknownType(2)
+            decode_record(&[0, 3], None).unwrap_err(),
+            RecordCodecError::UnknownType(3)
         );
         assert!(matches!(
             decode_record(&[0], None),

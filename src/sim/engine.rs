@@ -123,6 +123,9 @@ fn timer_name(k: &TimerKey) -> String {
         TimerKey::SessionTimeout { member_id, .. } => format!("session-timeout {member_id}"),
         TimerKey::RebalanceTimeout { member_id, .. } => format!("rebalance-timeout {member_id}"),
         TimerKey::InitialRebalance { .. } => "initial-rebalance".to_string(),
+        TimerKey::ClassicHeartbeat { member_id, .. } => format!("classic-heartbeat {member_id}"),
+        TimerKey::ClassicJoin { .. } => "classic-join".to_string(),
+        TimerKey::ClassicSync { .. } => "classic-sync".to_string(),
     }
 }
 
