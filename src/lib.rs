@@ -73,6 +73,7 @@ pub mod sim;
 pub mod topology;
 pub mod types;
 pub mod util;
+pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -80,12 +80,16 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LoadError + '_ {
     }
 }
 
-pub fn encode_entry(entry: &LogEntry) -> Vec<u8> {
+/// One framed log entry. Fails (`InvalidData`) for records Kafka's layout cannot represent:
+/// the log never stores something other than what was written.
+pub fn encode_entry(entry: &LogEntry) -> io::Result<Vec<u8>> {
     let mut payload = Vec::new();
     match entry {
         LogEntry::Records(rs) => {
             payload.push(KIND_RECORDS);
-            payload.extend_from_slice(&encode_records(rs));
+            let body =
+                encode_records(rs).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            payload.extend_from_slice(&body);
         }
         LogEntry::Topics(ts) => {
             payload.push(KIND_TOPICS);
@@ -107,7 +111,7 @@ pub fn encode_entry(entry: &LogEntry) -> Vec<u8> {
     out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
     out.extend_from_slice(&crc32c::crc32c(&payload).to_be_bytes());
     out.extend_from_slice(&payload);
-    out
+    Ok(out)
 }
 
 fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
@@ -503,9 +507,13 @@ impl Log {
 
     /// Append entries (buffered in the OS; call [`Log::sync`] before acknowledging).
     pub fn append(&mut self, entries: &[LogEntry]) -> io::Result<u64> {
+        // Everything is encoded before any state changes: an entry that cannot be encoded
+        // leaves the log as it was.
         let mut buf = Vec::new();
         for e in entries {
-            buf.extend_from_slice(&encode_entry(e));
+            buf.extend_from_slice(&encode_entry(e)?);
+        }
+        for e in entries {
             match e {
                 LogEntry::Records(rs) => rs.iter().for_each(|r| self.compactor.add(r)),
                 LogEntry::Topics(ts) => {
@@ -572,12 +580,12 @@ impl Log {
                 })
                 .collect();
             if !topics.is_empty() {
-                let b = encode_entry(&LogEntry::Topics(topics));
+                let b = encode_entry(&LogEntry::Topics(topics))?;
                 bytes += b.len() as u64;
                 f.write_all(&b)?;
             }
             for chunk in self.compactor.records().chunks(1000) {
-                let b = encode_entry(&LogEntry::Records(chunk.to_vec()));
+                let b = encode_entry(&LogEntry::Records(chunk.to_vec()))?;
                 bytes += b.len() as u64;
                 f.write_all(&b)?;
             }
