@@ -1,4 +1,5 @@
-//! Kafka error codes the coordinator produces (spec §1.6) and the error type that carries them.
+//! Kafka error codes groupcoord answers with (spec §1.6), the coordinator's and the server's
+//! alike: each is defined here once. And the error type that carries them.
 
 use std::fmt;
 
@@ -12,6 +13,7 @@ pub struct ErrorCode(pub i16);
 impl ErrorCode {
     pub const NONE: ErrorCode = ErrorCode(0);
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
+    pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
@@ -24,6 +26,7 @@ impl ErrorCode {
     pub const UNKNOWN_MEMBER_ID: ErrorCode = ErrorCode(25);
     pub const INVALID_SESSION_TIMEOUT: ErrorCode = ErrorCode(26);
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    pub const INVALID_REQUIRED_ACKS: ErrorCode = ErrorCode(21);
     pub const TOPIC_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(29);
     pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
     pub const CLUSTER_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(31);
@@ -33,6 +36,9 @@ impl ErrorCode {
     pub const INVALID_REPLICATION_FACTOR: ErrorCode = ErrorCode(38);
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(42);
     pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
+    pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode = ErrorCode(43);
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
+    pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
     pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
     pub const GROUP_MAX_SIZE_REACHED: ErrorCode = ErrorCode(81);
@@ -50,12 +56,14 @@ impl ErrorCode {
         match self.0 {
             0 => "NONE",
             -1 => "UNKNOWN_SERVER_ERROR",
+            1 => "OFFSET_OUT_OF_RANGE",
             2 => "CORRUPT_MESSAGE",
             3 => "UNKNOWN_TOPIC_OR_PARTITION",
             14 => "COORDINATOR_LOAD_IN_PROGRESS",
             15 => "COORDINATOR_NOT_AVAILABLE",
             16 => "NOT_COORDINATOR",
             17 => "INVALID_TOPIC_EXCEPTION",
+            21 => "INVALID_REQUIRED_ACKS",
             22 => "ILLEGAL_GENERATION",
             23 => "INCONSISTENT_GROUP_PROTOCOL",
             24 => "INVALID_GROUP_ID",
@@ -71,6 +79,9 @@ impl ErrorCode {
             38 => "INVALID_REPLICATION_FACTOR",
             40 => "INVALID_CONFIG",
             42 => "INVALID_REQUEST",
+            43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+            45 => "OUT_OF_ORDER_SEQUENCE_NUMBER",
+            53 => "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
             68 => "NON_EMPTY_GROUP",
             69 => "GROUP_ID_NOT_FOUND",
             81 => "GROUP_MAX_SIZE_REACHED",

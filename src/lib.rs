@@ -70,6 +70,7 @@ pub mod protocol;
 pub mod records;
 pub mod scenario;
 pub mod sim;
+pub mod topic;
 pub mod topology;
 pub mod types;
 pub mod util;

@@ -340,10 +340,8 @@ pub fn api_versions_unsupported_frame(correlation_id: i32, streams_enabled: bool
     encode_response(&h, &Resp::Kafka(ResponseKind::ApiVersions(r))).expect("v0 encodes")
 }
 
-/// Encode a request frame (length prefix included): for tests, the bench and the demo client.
-pub fn encode_request(h: &Header, req: &Req) -> Result<Bytes, String> {
-    let mut buf = BytesMut::with_capacity(128);
-    buf.put_u32(0);
+/// The request header of `h`, at the header version its key and version use.
+pub fn encode_request_header(h: &Header) -> Result<Vec<u8>, String> {
     let header = RequestHeader {
         api_key: h.api_key,
         api_version: h.api_version,
@@ -351,12 +349,16 @@ pub fn encode_request(h: &Header, req: &Req) -> Result<Bytes, String> {
         client_id: h.client_id.clone(),
         unknown_tagged_fields: Vec::new(),
     };
-    let header_version = request_header_version(h.api_key, h.api_version);
-    buf.put_slice(
-        &header
-            .encode_version(header_version)
-            .map_err(|e| e.to_string())?,
-    );
+    header
+        .encode_version(request_header_version(h.api_key, h.api_version))
+        .map_err(|e| e.to_string())
+}
+
+/// Encode a request frame (length prefix included): for tests, the bench and the demo client.
+pub fn encode_request(h: &Header, req: &Req) -> Result<Bytes, String> {
+    let mut buf = BytesMut::with_capacity(128);
+    buf.put_u32(0);
+    buf.put_slice(&encode_request_header(h)?);
     match req {
         Req::ApiVersions(r) => r
             .encode(&mut buf, h.api_version)
