@@ -1,4 +1,5 @@
-//! Where in a message the reader or writer is, for error messages.
+//! What the reader and writer share: where in a message they are (for error messages) and
+//! the kinds of length prefix.
 
 use std::fmt::Write as _;
 
@@ -73,4 +74,28 @@ impl Path {
             self.segments.pop();
         }
     }
+}
+
+/// Runs `f` on `s` with `name` appended to the path `path(s)` returns.
+pub(super) fn in_field<S, T>(
+    s: &mut S,
+    path: impl Fn(&mut S) -> &mut Path,
+    name: &'static str,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
+    let pushed = path(s).push_field(name);
+    let out = f(s);
+    path(s).pop_if(pushed);
+    out
+}
+
+/// How a string, bytes or array states its length (and null).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Prefix {
+    /// int16, -1 = null (`string`).
+    Int16,
+    /// int32, -1 = null (`bytes`, arrays).
+    Int32,
+    /// uvarint `n + 1`, 0 = null (flexible versions).
+    Compact,
 }

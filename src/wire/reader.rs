@@ -1,6 +1,6 @@
 //! The bounds-checked reading half of the wire layer.
 
-use super::path::Path;
+use super::path::{self, Path, Prefix};
 use super::varint::{self, VarintError};
 use super::{Codec, MAX_STRING_LEN, RawTaggedField, UnknownTaggedFields, WireError};
 
@@ -62,10 +62,7 @@ impl<'a> Reader<'a> {
         name: &'static str,
         f: impl FnOnce(&mut Self) -> Result<T, WireError>,
     ) -> Result<T, WireError> {
-        let pushed = self.path.push_field(name);
-        let out = f(self);
-        self.path.pop_if(pushed);
-        out
+        path::in_field(self, |r| &mut r.path, name, f)
     }
 
     /// The current path with `name` appended, for a caller's own errors.
@@ -180,13 +177,15 @@ impl<'a> Reader<'a> {
         self.field(name, |r| r.take(n))
     }
 
-    /// Compact length: varint `n + 1`, with 0 meaning null.
-    fn compact_len(&mut self) -> Result<Option<usize>, WireError> {
-        Ok(self.uvarint("")?.checked_sub(1).map(|n| n as usize))
-    }
-
-    /// Classic length of `int16`/`int32` width: -1 is null, any other negative is an error.
-    fn classic_len(&self, len: i64) -> Result<Option<usize>, WireError> {
+    /// A length of the given prefix; `None` for null. A negative classic length other than -1
+    /// is an error.
+    fn len(&mut self, prefix: Prefix) -> Result<Option<usize>, WireError> {
+        let len = match prefix {
+            Prefix::Int16 => i64::from(self.i16("")?),
+            Prefix::Int32 => i64::from(self.i32("")?),
+            // uvarint `n + 1`, 0 = null.
+            Prefix::Compact => i64::from(self.uvarint("")?) - 1,
+        };
         match len {
             -1 => Ok(None),
             n => usize::try_from(n)
@@ -195,41 +194,60 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn utf8(&mut self, len: usize) -> Result<String, WireError> {
-        if len > MAX_STRING_LEN {
-            // Rejected before looking for the bytes.
-            return Err(self.invalid_length(len as i64));
-        }
-        let bytes = self.take(len)?;
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|e| WireError::InvalidUtf8 {
-                path: self.path.render(),
-                detail: e.to_string(),
-            })
+    /// A value read by `read` (under `name`) that must not be null.
+    fn required<T>(
+        &mut self,
+        name: &'static str,
+        read: impl FnOnce(&mut Self) -> Result<Option<T>, WireError>,
+    ) -> Result<T, WireError> {
+        self.field(name, |r| {
+            let value = read(r)?;
+            value.ok_or_else(|| r.unexpected_null())
+        })
     }
 
-    fn non_null<T>(&self, value: Option<T>) -> Result<T, WireError> {
-        value.ok_or_else(|| self.unexpected_null())
+    fn prefixed_bytes(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+    ) -> Result<Option<&'a [u8]>, WireError> {
+        self.field(name, |r| match r.len(prefix)? {
+            None => Ok(None),
+            Some(len) => r.take(len).map(Some),
+        })
+    }
+
+    fn prefixed_string(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+    ) -> Result<Option<String>, WireError> {
+        self.field(name, |r| {
+            let Some(len) = r.len(prefix)? else {
+                return Ok(None);
+            };
+            if len > MAX_STRING_LEN {
+                // Rejected before looking for the bytes.
+                return Err(r.invalid_length(len as i64));
+            }
+            let bytes = r.take(len)?;
+            std::str::from_utf8(bytes)
+                .map(|s| Some(s.to_owned()))
+                .map_err(|e| WireError::InvalidUtf8 {
+                    path: r.path.render(),
+                    detail: e.to_string(),
+                })
+        })
     }
 
     /// `nullable_string`: int16 length (-1 = null), then UTF-8.
     pub fn nullable_string(&mut self, name: &'static str) -> Result<Option<String>, WireError> {
-        self.field(name, |r| {
-            let len = r.i16("")?;
-            match r.classic_len(len.into())? {
-                None => Ok(None),
-                Some(len) => r.utf8(len).map(Some),
-            }
-        })
+        self.prefixed_string(name, Prefix::Int16)
     }
 
     /// `string`: as [`Reader::nullable_string`], null not allowed.
     pub fn string(&mut self, name: &'static str) -> Result<String, WireError> {
-        self.field(name, |r| {
-            let s = r.nullable_string("")?;
-            r.non_null(s)
-        })
+        self.required(name, |r| r.nullable_string(""))
     }
 
     /// `compact_nullable_string`: uvarint length + 1 (0 = null), then UTF-8.
@@ -237,37 +255,22 @@ impl<'a> Reader<'a> {
         &mut self,
         name: &'static str,
     ) -> Result<Option<String>, WireError> {
-        self.field(name, |r| match r.compact_len()? {
-            None => Ok(None),
-            Some(len) => r.utf8(len).map(Some),
-        })
+        self.prefixed_string(name, Prefix::Compact)
     }
 
     /// `compact_string`: as [`Reader::compact_nullable_string`], null not allowed.
     pub fn compact_string(&mut self, name: &'static str) -> Result<String, WireError> {
-        self.field(name, |r| {
-            let s = r.compact_nullable_string("")?;
-            r.non_null(s)
-        })
+        self.required(name, |r| r.compact_nullable_string(""))
     }
 
     /// `nullable_bytes`: int32 length (-1 = null), then the bytes.
     pub fn nullable_bytes(&mut self, name: &'static str) -> Result<Option<&'a [u8]>, WireError> {
-        self.field(name, |r| {
-            let len = r.i32("")?;
-            match r.classic_len(len.into())? {
-                None => Ok(None),
-                Some(len) => r.take(len).map(Some),
-            }
-        })
+        self.prefixed_bytes(name, Prefix::Int32)
     }
 
     /// `bytes`: as [`Reader::nullable_bytes`], null not allowed.
     pub fn bytes(&mut self, name: &'static str) -> Result<&'a [u8], WireError> {
-        self.field(name, |r| {
-            let b = r.nullable_bytes("")?;
-            r.non_null(b)
-        })
+        self.required(name, |r| r.nullable_bytes(""))
     }
 
     /// `compact_nullable_bytes`: uvarint length + 1 (0 = null), then the bytes.
@@ -275,50 +278,44 @@ impl<'a> Reader<'a> {
         &mut self,
         name: &'static str,
     ) -> Result<Option<&'a [u8]>, WireError> {
-        self.field(name, |r| match r.compact_len()? {
-            None => Ok(None),
-            Some(len) => r.take(len).map(Some),
-        })
+        self.prefixed_bytes(name, Prefix::Compact)
     }
 
     /// `compact_bytes`: as [`Reader::compact_nullable_bytes`], null not allowed.
     pub fn compact_bytes(&mut self, name: &'static str) -> Result<&'a [u8], WireError> {
-        self.field(name, |r| {
-            let b = r.compact_nullable_bytes("")?;
-            r.non_null(b)
-        })
+        self.required(name, |r| r.compact_nullable_bytes(""))
     }
 
-    /// An element count the remaining bytes can hold (every element takes at least one byte):
-    /// a larger one is rejected before any loop or allocation.
-    fn bounded_count(&self, count: usize) -> Result<usize, WireError> {
-        if count > self.remaining() {
-            return Err(WireError::LengthExceedsRemaining {
-                path: self.path.render(),
-                length: count,
-                remaining: self.remaining(),
-            });
-        }
-        Ok(count)
+    /// An element count of the given prefix that the remaining bytes can hold (every element
+    /// takes at least one byte): a larger one is rejected before any loop or allocation.
+    fn array_count(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+    ) -> Result<Option<usize>, WireError> {
+        self.field(name, |r| {
+            let Some(count) = r.len(prefix)? else {
+                return Ok(None);
+            };
+            if count > r.remaining() {
+                return Err(WireError::LengthExceedsRemaining {
+                    path: r.path.render(),
+                    length: count,
+                    remaining: r.remaining(),
+                });
+            }
+            Ok(Some(count))
+        })
     }
 
     /// Element count of a nullable array with an int32 length (-1 = null).
     pub fn nullable_array_len(&mut self, name: &'static str) -> Result<Option<usize>, WireError> {
-        self.field(name, |r| {
-            let len = r.i32("")?;
-            match r.classic_len(len.into())? {
-                None => Ok(None),
-                Some(n) => r.bounded_count(n).map(Some),
-            }
-        })
+        self.array_count(name, Prefix::Int32)
     }
 
     /// Element count of an array with an int32 length, null not allowed.
     pub fn array_len(&mut self, name: &'static str) -> Result<usize, WireError> {
-        self.field(name, |r| {
-            let n = r.nullable_array_len("")?;
-            r.non_null(n)
-        })
+        self.required(name, |r| r.nullable_array_len(""))
     }
 
     /// Element count of a compact nullable array (uvarint `n + 1`, 0 = null).
@@ -326,18 +323,12 @@ impl<'a> Reader<'a> {
         &mut self,
         name: &'static str,
     ) -> Result<Option<usize>, WireError> {
-        self.field(name, |r| match r.compact_len()? {
-            None => Ok(None),
-            Some(n) => r.bounded_count(n).map(Some),
-        })
+        self.array_count(name, Prefix::Compact)
     }
 
     /// Element count of a compact array, null not allowed.
     pub fn compact_array_len(&mut self, name: &'static str) -> Result<usize, WireError> {
-        self.field(name, |r| {
-            let n = r.compact_nullable_array_len("")?;
-            r.non_null(n)
-        })
+        self.required(name, |r| r.compact_nullable_array_len(""))
     }
 
     /// `count` elements read by `f`, each with its index in the path.
@@ -356,16 +347,25 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    fn prefixed_array<T>(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+        f: impl FnMut(&mut Self) -> Result<T, WireError>,
+    ) -> Result<Option<Vec<T>>, WireError> {
+        self.field(name, |r| match r.array_count("", prefix)? {
+            None => Ok(None),
+            Some(n) => r.elements(n, f).map(Some),
+        })
+    }
+
     /// Nullable array with an int32 length, elements read by `f`.
     pub fn nullable_array<T>(
         &mut self,
         name: &'static str,
         f: impl FnMut(&mut Self) -> Result<T, WireError>,
     ) -> Result<Option<Vec<T>>, WireError> {
-        self.field(name, |r| match r.nullable_array_len("")? {
-            None => Ok(None),
-            Some(n) => r.elements(n, f).map(Some),
-        })
+        self.prefixed_array(name, Prefix::Int32, f)
     }
 
     /// Array with an int32 length, null not allowed.
@@ -374,10 +374,7 @@ impl<'a> Reader<'a> {
         name: &'static str,
         f: impl FnMut(&mut Self) -> Result<T, WireError>,
     ) -> Result<Vec<T>, WireError> {
-        self.field(name, |r| {
-            let n = r.array_len("")?;
-            r.elements(n, f)
-        })
+        self.required(name, |r| r.nullable_array("", f))
     }
 
     /// Compact nullable array, elements read by `f`.
@@ -386,10 +383,7 @@ impl<'a> Reader<'a> {
         name: &'static str,
         f: impl FnMut(&mut Self) -> Result<T, WireError>,
     ) -> Result<Option<Vec<T>>, WireError> {
-        self.field(name, |r| match r.compact_nullable_array_len("")? {
-            None => Ok(None),
-            Some(n) => r.elements(n, f).map(Some),
-        })
+        self.prefixed_array(name, Prefix::Compact, f)
     }
 
     /// Compact array, null not allowed.
@@ -398,10 +392,7 @@ impl<'a> Reader<'a> {
         name: &'static str,
         f: impl FnMut(&mut Self) -> Result<T, WireError>,
     ) -> Result<Vec<T>, WireError> {
-        self.field(name, |r| {
-            let n = r.compact_array_len("")?;
-            r.elements(n, f)
-        })
+        self.required(name, |r| r.compact_nullable_array("", f))
     }
 
     /// Compact array of [`Codec`] structs.

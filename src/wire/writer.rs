@@ -1,7 +1,7 @@
 //! The writing half of the wire layer: a growable buffer that refuses values Kafka cannot
 //! represent (with the field path) instead of cutting them.
 
-use super::path::Path;
+use super::path::{self, Path, Prefix};
 use super::varint;
 use super::{Codec, MAX_STRING_LEN, RawTaggedField, WireError};
 use crate::util::sort;
@@ -52,10 +52,7 @@ impl Writer {
         name: &'static str,
         f: impl FnOnce(&mut Self) -> Result<T, WireError>,
     ) -> Result<T, WireError> {
-        let pushed = self.path.push_field(name);
-        let out = f(self);
-        self.path.pop_if(pushed);
-        out
+        path::in_field(self, |w| &mut w.path, name, f)
     }
 
     /// The error for a field that is absent at `version` but holds a non-default value.
@@ -128,37 +125,62 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Compact length `len + 1`.
-    fn compact_len(&mut self, len: usize) -> Result<(), WireError> {
-        match u32::try_from(len).ok().and_then(|n| n.checked_add(1)) {
-            Some(n) => {
-                self.uvarint(n);
-                Ok(())
+    /// A length (`None` = null) with the given prefix.
+    fn len(&mut self, prefix: Prefix, len: Option<usize>) -> Result<(), WireError> {
+        let Some(len) = len else {
+            match prefix {
+                Prefix::Int16 => self.i16(-1),
+                Prefix::Int32 => self.i32(-1),
+                Prefix::Compact => self.uvarint(0),
             }
-            None => Err(self.invalid(format!("length {len} does not fit a compact length"))),
-        }
-    }
-
-    /// int32 length.
-    fn i32_len(&mut self, len: usize) -> Result<(), WireError> {
-        match i32::try_from(len) {
-            Ok(n) => {
-                self.i32(n);
-                Ok(())
-            }
-            Err(_) => Err(self.invalid(format!("length {len} does not fit an int32"))),
-        }
-    }
-
-    fn check_string_len(&self, s: &str) -> Result<(), WireError> {
-        if s.len() > MAX_STRING_LEN {
-            Err(self.invalid(format!(
-                "string of {} bytes is longer than the maximum of {MAX_STRING_LEN}",
-                s.len()
-            )))
-        } else {
+            return Ok(());
+        };
+        let fits = match prefix {
+            Prefix::Int16 => i16::try_from(len).map(|n| self.i16(n)).is_ok(),
+            Prefix::Int32 => i32::try_from(len).map(|n| self.i32(n)).is_ok(),
+            Prefix::Compact => u32::try_from(len)
+                .ok()
+                .and_then(|n| n.checked_add(1))
+                .map(|n| self.uvarint(n))
+                .is_some(),
+        };
+        if fits {
             Ok(())
+        } else {
+            Err(self.invalid(format!("length {len} does not fit its {prefix:?} prefix")))
         }
+    }
+
+    fn prefixed_bytes(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+        b: Option<&[u8]>,
+    ) -> Result<(), WireError> {
+        self.field(name, |w| {
+            w.len(prefix, b.map(<[u8]>::len))?;
+            w.raw(b.unwrap_or_default());
+            Ok(())
+        })
+    }
+
+    fn prefixed_string(
+        &mut self,
+        name: &'static str,
+        prefix: Prefix,
+        s: Option<&str>,
+    ) -> Result<(), WireError> {
+        self.field(name, |w| {
+            if let Some(s) = s
+                && s.len() > MAX_STRING_LEN
+            {
+                return Err(w.invalid(format!(
+                    "string of {} bytes is longer than the maximum of {MAX_STRING_LEN}",
+                    s.len()
+                )));
+            }
+            w.prefixed_bytes("", prefix, s.map(str::as_bytes))
+        })
     }
 
     /// `nullable_string`: int16 length (-1 = null), then UTF-8.
@@ -167,18 +189,7 @@ impl Writer {
         name: &'static str,
         s: Option<&str>,
     ) -> Result<(), WireError> {
-        self.field(name, |w| {
-            match s {
-                None => w.i16(-1),
-                Some(s) => {
-                    w.check_string_len(s)?;
-                    // Checked above: at most 0x7fff.
-                    w.i16(s.len() as i16);
-                    w.raw(s.as_bytes());
-                }
-            }
-            Ok(())
-        })
+        self.prefixed_string(name, Prefix::Int16, s)
     }
 
     /// `string`: int16 length, then UTF-8.
@@ -192,18 +203,7 @@ impl Writer {
         name: &'static str,
         s: Option<&str>,
     ) -> Result<(), WireError> {
-        self.field(name, |w| match s {
-            None => {
-                w.uvarint(0);
-                Ok(())
-            }
-            Some(s) => {
-                w.check_string_len(s)?;
-                w.compact_len(s.len())?;
-                w.raw(s.as_bytes());
-                Ok(())
-            }
-        })
+        self.prefixed_string(name, Prefix::Compact, s)
     }
 
     /// `compact_string`.
@@ -217,16 +217,7 @@ impl Writer {
         name: &'static str,
         b: Option<&[u8]>,
     ) -> Result<(), WireError> {
-        self.field(name, |w| {
-            match b {
-                None => w.i32(-1),
-                Some(b) => {
-                    w.i32_len(b.len())?;
-                    w.raw(b);
-                }
-            }
-            Ok(())
-        })
+        self.prefixed_bytes(name, Prefix::Int32, b)
     }
 
     /// `bytes`: int32 length, then the bytes.
@@ -240,17 +231,7 @@ impl Writer {
         name: &'static str,
         b: Option<&[u8]>,
     ) -> Result<(), WireError> {
-        self.field(name, |w| match b {
-            None => {
-                w.uvarint(0);
-                Ok(())
-            }
-            Some(b) => {
-                w.compact_len(b.len())?;
-                w.raw(b);
-                Ok(())
-            }
-        })
+        self.prefixed_bytes(name, Prefix::Compact, b)
     }
 
     /// `compact_bytes`.
@@ -273,79 +254,60 @@ impl Writer {
         Ok(())
     }
 
-    /// Nullable array with an int32 length (-1 = null), elements written by `f`.
-    pub fn nullable_array<I>(
+    fn prefixed_array<I: IntoIterator<IntoIter: ExactSizeIterator>>(
         &mut self,
         name: &'static str,
+        prefix: Prefix,
         items: Option<I>,
         f: impl FnMut(&mut Self, I::Item) -> Result<(), WireError>,
-    ) -> Result<(), WireError>
-    where
-        I: IntoIterator,
-        I::IntoIter: ExactSizeIterator,
-    {
-        self.field(name, |w| match items {
-            None => {
-                w.i32(-1);
-                Ok(())
-            }
-            Some(items) => {
-                let items = items.into_iter();
-                w.i32_len(items.len())?;
-                w.elements(items, f)
+    ) -> Result<(), WireError> {
+        self.field(name, |w| {
+            let items = items.map(IntoIterator::into_iter);
+            w.len(prefix, items.as_ref().map(ExactSizeIterator::len))?;
+            match items {
+                None => Ok(()),
+                Some(items) => w.elements(items, f),
             }
         })
     }
 
+    /// Nullable array with an int32 length (-1 = null), elements written by `f`.
+    pub fn nullable_array<I: IntoIterator<IntoIter: ExactSizeIterator>>(
+        &mut self,
+        name: &'static str,
+        items: Option<I>,
+        f: impl FnMut(&mut Self, I::Item) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
+        self.prefixed_array(name, Prefix::Int32, items, f)
+    }
+
     /// Array with an int32 length.
-    pub fn array<I>(
+    pub fn array<I: IntoIterator<IntoIter: ExactSizeIterator>>(
         &mut self,
         name: &'static str,
         items: I,
         f: impl FnMut(&mut Self, I::Item) -> Result<(), WireError>,
-    ) -> Result<(), WireError>
-    where
-        I: IntoIterator,
-        I::IntoIter: ExactSizeIterator,
-    {
+    ) -> Result<(), WireError> {
         self.nullable_array(name, Some(items), f)
     }
 
     /// Compact nullable array (uvarint `n + 1`, 0 = null), elements written by `f`.
-    pub fn compact_nullable_array<I>(
+    pub fn compact_nullable_array<I: IntoIterator<IntoIter: ExactSizeIterator>>(
         &mut self,
         name: &'static str,
         items: Option<I>,
         f: impl FnMut(&mut Self, I::Item) -> Result<(), WireError>,
-    ) -> Result<(), WireError>
-    where
-        I: IntoIterator,
-        I::IntoIter: ExactSizeIterator,
-    {
-        self.field(name, |w| match items {
-            None => {
-                w.uvarint(0);
-                Ok(())
-            }
-            Some(items) => {
-                let items = items.into_iter();
-                w.compact_len(items.len())?;
-                w.elements(items, f)
-            }
-        })
+    ) -> Result<(), WireError> {
+        self.prefixed_array(name, Prefix::Compact, items, f)
     }
 
     /// Compact array.
-    pub fn compact_array<I>(
+    pub fn compact_array<I: IntoIterator<IntoIter: ExactSizeIterator>>(
         &mut self,
         name: &'static str,
         items: I,
         f: impl FnMut(&mut Self, I::Item) -> Result<(), WireError>,
-    ) -> Result<(), WireError>
-    where
-        I: IntoIterator,
-        I::IntoIter: ExactSizeIterator,
-    {
+    ) -> Result<(), WireError> {
         self.compact_nullable_array(name, Some(items), f)
     }
 
