@@ -211,15 +211,15 @@ pub fn parse_header(frame: &[u8]) -> Result<(Header, usize), String> {
 
 /// Decode one frame (without its length prefix).
 pub fn decode_frame(frame: Bytes, streams_enabled: bool) -> Decoded {
-    if frame.len() < 8 {
+    // Header v0 is the part every header starts with: key, version, correlation id.
+    let Ok((prefix, _)) = RequestHeader::decode_version(&frame, 0) else {
         return Decoded::Close(format!(
             "frame of {} bytes is shorter than a request header",
             frame.len()
         ));
-    }
-    let key = i16::from_be_bytes([frame[0], frame[1]]);
-    let version = i16::from_be_bytes([frame[2], frame[3]]);
-    let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    };
+    let (key, version, correlation_id) =
+        (prefix.api_key, prefix.api_version, prefix.correlation_id);
     let Some((lo, hi)) = supported(key, streams_enabled) else {
         return Decoded::Close(format!("unsupported API key {key} (version {version})"));
     };
