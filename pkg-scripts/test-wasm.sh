@@ -19,7 +19,7 @@ fi
 # Build www/pkg (also installs the wasm32 target and wasm-bindgen-cli == Cargo.lock's version).
 ./pkg-scripts/build-wasm.sh
 
-# Browser tests of the wasm API. No -q: the runner rejects --quiet (recipe G6).
+# Browser tests of the wasm API. No -q: the wasm-bindgen test runner rejects --quiet.
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/webdriver.json"
 cargo test --locked --target wasm32-unknown-unknown --test wasm_browser
