@@ -37,6 +37,7 @@ impl ErrorCode {
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(42);
     pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode = ErrorCode(43);
+    pub const POLICY_VIOLATION: ErrorCode = ErrorCode(44);
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
@@ -80,6 +81,7 @@ impl ErrorCode {
             40 => "INVALID_CONFIG",
             42 => "INVALID_REQUEST",
             43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+            44 => "POLICY_VIOLATION",
             45 => "OUT_OF_ORDER_SEQUENCE_NUMBER",
             53 => "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
             68 => "NON_EMPTY_GROUP",
@@ -134,6 +136,33 @@ impl ApiError {
         ApiError {
             code: ErrorCode::UNKNOWN_SERVER_ERROR,
             message: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn every_named_code_round_trips_through_its_name() {
+        let named: Vec<ErrorCode> = (-1..=140)
+            .map(ErrorCode)
+            .filter(|c| c.name() != "UNKNOWN_ERROR_CODE")
+            .collect();
+        for code in &named {
+            assert_eq!(ErrorCode::from_name(code.name()), Some(*code), "{code}");
+        }
+        // The codes the data plane answers with are among them.
+        for code in [
+            ErrorCode::OFFSET_OUT_OF_RANGE,
+            ErrorCode::INVALID_REQUIRED_ACKS,
+            ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            ErrorCode::POLICY_VIOLATION,
+            ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER,
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        ] {
+            assert!(named.contains(&code), "{code}");
         }
     }
 }
