@@ -34,6 +34,38 @@ pub struct CoordinatorConfig {
     pub streams_enabled: bool,
     /// Group-level overrides (`streams.*` keys), by group id.
     pub group_overrides: BTreeMap<String, GroupConfig>,
+    /// Classic group keys (`group.min|max.session.timeout.ms`, `group.max.size`, ...).
+    #[serde(default)]
+    pub classic: ClassicConfig,
+}
+
+/// Broker configs of classic groups (Kafka's `GroupCoordinatorConfig` classic keys). Kafka
+/// validates none of them against each other; only `group.max.size` must be at least 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicConfig {
+    /// `group.min.session.timeout.ms`: JoinGroup below it gets INVALID_SESSION_TIMEOUT.
+    pub min_session_timeout_ms: i32,
+    /// `group.max.session.timeout.ms`: JoinGroup above it gets INVALID_SESSION_TIMEOUT.
+    pub max_session_timeout_ms: i32,
+    /// `group.initial.rebalance.delay.ms`: how long a new (Empty) group waits for more members.
+    pub initial_rebalance_delay_ms: i32,
+    /// `group.max.size`.
+    pub max_size: i32,
+    /// How long a new member may take to rejoin before it is dropped (Kafka's constant
+    /// `CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`, not a config key).
+    pub new_member_join_timeout_ms: i32,
+}
+
+impl Default for ClassicConfig {
+    fn default() -> Self {
+        ClassicConfig {
+            min_session_timeout_ms: 6_000,
+            max_session_timeout_ms: 1_800_000,
+            initial_rebalance_delay_ms: 3_000,
+            max_size: i32::MAX,
+            new_member_join_timeout_ms: 300_000,
+        }
+    }
 }
 
 impl Default for CoordinatorConfig {
@@ -62,6 +94,7 @@ impl Default for CoordinatorConfig {
             acceptable_recovery_lag: 10_000,
             streams_enabled: true,
             group_overrides: BTreeMap::new(),
+            classic: ClassicConfig::default(),
         }
     }
 }

@@ -92,6 +92,10 @@ pub const COORDINATOR_KEYS: &[&str] = &[
     "group.streams.acceptable.recovery.lag",
     "group.streams.topology.description.plugin.class",
     "group.coordinator.rebalance.protocols",
+    "group.min.session.timeout.ms",
+    "group.max.session.timeout.ms",
+    "group.initial.rebalance.delay.ms",
+    "group.max.size",
 ];
 
 /// Socket-server keys.
@@ -256,6 +260,12 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
     for (key, v) in entries {
         let k = key.as_str();
         match k {
+            "group.min.session.timeout.ms" => c.classic.min_session_timeout_ms = parse_int(k, v)?,
+            "group.max.session.timeout.ms" => c.classic.max_session_timeout_ms = parse_int(k, v)?,
+            "group.initial.rebalance.delay.ms" => {
+                c.classic.initial_rebalance_delay_ms = parse_int(k, v)?
+            }
+            "group.max.size" => c.classic.max_size = at_least(k, parse_int(k, v)?, 1)?,
             "group.streams.session.timeout.ms" => {
                 c.session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
             }

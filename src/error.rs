@@ -42,8 +42,10 @@ impl ErrorCode {
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
     pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
+    pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
     pub const GROUP_MAX_SIZE_REACHED: ErrorCode = ErrorCode(81);
     pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
+    pub const GROUP_SUBSCRIBED_TO_TOPIC: ErrorCode = ErrorCode(86);
     pub const UNKNOWN_TOPIC_ID: ErrorCode = ErrorCode(100);
     pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
     pub const UNRELEASED_INSTANCE_ID: ErrorCode = ErrorCode(111);
@@ -86,8 +88,10 @@ impl ErrorCode {
             53 => "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
             68 => "NON_EMPTY_GROUP",
             69 => "GROUP_ID_NOT_FOUND",
+            79 => "MEMBER_ID_REQUIRED",
             81 => "GROUP_MAX_SIZE_REACHED",
             82 => "FENCED_INSTANCE_ID",
+            86 => "GROUP_SUBSCRIBED_TO_TOPIC",
             100 => "UNKNOWN_TOPIC_ID",
             110 => "FENCED_MEMBER_EPOCH",
             111 => "UNRELEASED_INSTANCE_ID",

@@ -16,6 +16,13 @@ use crate::topology::{self, InternalTopic};
 use crate::types::{Millis, TaskId, TasksTuple, TasksWithEpochs};
 use crate::util::sort;
 
+/// A ListGroups state filter against a classic state name: case-insensitive, trimmed,
+/// underscores ignored.
+fn classic_state_matches(filter: &str, state: &str) -> bool {
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "");
+    norm(filter) == norm(state)
+}
+
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedGroup {
@@ -239,34 +246,67 @@ impl Coordinator {
         }
     }
 
-    /// ListGroups data (spec §8). Filters: lower-case state names, group types; empty = all.
+    /// ListGroups data (spec §8, docs/classic-protocol.md §C6). Filters: state names and group
+    /// types, case-insensitive; empty = all. Ids with committed offsets and no group list as
+    /// Empty classic groups, as in Kafka. Sorted by group id.
     pub fn list_groups(
         &self,
         states_filter: &[String],
         types_filter: &[String],
     ) -> Vec<ListedGroup> {
-        if !types_filter.is_empty()
-            && !types_filter
-                .iter()
-                .any(|t| t.eq_ignore_ascii_case("streams"))
-        {
-            return Vec::new();
+        let mut rows: Vec<ListedGroup> = Vec::new();
+        for (id, group) in self.groups.all() {
+            let (state, protocol_type, filter_state) = match group {
+                super::registry::Group::Streams(g) => (
+                    g.state().name(),
+                    "streams".to_string(),
+                    g.state().filter_name(),
+                ),
+                super::registry::Group::Classic(g) => (
+                    g.state.name(),
+                    g.protocol_type.clone().unwrap_or_default(),
+                    g.state.name(),
+                ),
+            };
+            let wanted = match group {
+                super::registry::Group::Streams(_) => {
+                    |f: &str, s: &str| f.trim().eq_ignore_ascii_case(s)
+                }
+                // Classic names are CamelCase; accept `preparing_rebalance` too.
+                super::registry::Group::Classic(_) => classic_state_matches,
+            };
+            if states_filter.is_empty() || states_filter.iter().any(|f| wanted(f, filter_state)) {
+                rows.push(ListedGroup {
+                    group_id: id.clone(),
+                    protocol_type,
+                    group_state: state.into(),
+                    group_type: group.group_type().into(),
+                });
+            }
         }
-        self.groups
-            .all_streams()
-            .filter(|g| {
-                states_filter.is_empty()
+        for id in self.offsets.keys() {
+            if !self.groups.contains(id)
+                && (states_filter.is_empty()
                     || states_filter
                         .iter()
-                        .any(|s| s.eq_ignore_ascii_case(g.state().filter_name()))
-            })
-            .map(|g| ListedGroup {
-                group_id: g.group_id.clone(),
-                protocol_type: "streams".into(),
-                group_state: g.state().name().into(),
-                group_type: "streams".into(),
-            })
-            .collect()
+                        .any(|s| s.trim().eq_ignore_ascii_case("Empty")))
+            {
+                rows.push(ListedGroup {
+                    group_id: id.clone(),
+                    protocol_type: String::new(),
+                    group_state: "Empty".into(),
+                    group_type: "classic".into(),
+                });
+            }
+        }
+        rows.retain(|r| {
+            types_filter.is_empty()
+                || types_filter
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(&r.group_type))
+        });
+        sort::by(&mut rows, |a, b| a.group_id.cmp(&b.group_id));
+        rows
     }
 
     /// DeleteGroups (spec §8): only `Empty` groups; their offsets go too.
@@ -277,7 +317,9 @@ impl Coordinator {
     ) -> Outcome<Vec<(String, ErrorCode)>> {
         let mut out = Outcome::new(Vec::new());
         for id in group_ids {
+            let classic = self.classic_delete_check(id);
             let code = match self.groups.streams(id) {
+                None if classic.is_some() => classic.unwrap_or(ErrorCode::NONE),
                 None if self.offsets.contains_key(id) => ErrorCode::NONE,
                 None => ErrorCode::GROUP_ID_NOT_FOUND,
                 Some(g) if g.state() != GroupState::Empty => ErrorCode::NON_EMPTY_GROUP,
@@ -295,7 +337,14 @@ impl Coordinator {
                         });
                     }
                 }
-                if self.groups.contains(id) {
+                let mut timers = Vec::new();
+                if classic.is_some() {
+                    self.classic_cancel_timers(id, &mut timers);
+                    records.push(Record::ClassicGroupMetadata {
+                        group_id: id.clone(),
+                        value: None,
+                    });
+                } else if self.groups.contains(id) {
                     records.push(Record::TargetAssignmentMetadata {
                         group_id: id.clone(),
                         value: None,
@@ -310,7 +359,6 @@ impl Coordinator {
                     });
                 }
                 self.apply(&records);
-                let mut timers = Vec::new();
                 self.timer_cancel(
                     &mut timers,
                     &TimerKey::InitialRebalance {
@@ -348,6 +396,9 @@ impl Coordinator {
                 }
             }
             TimerKey::InitialRebalance { group_id } => self.delayed_assignment(now, &group_id),
+            TimerKey::ClassicHeartbeat { .. }
+            | TimerKey::ClassicJoin { .. }
+            | TimerKey::ClassicSync { .. } => self.fire_classic(now, &key, tag),
         }
     }
 

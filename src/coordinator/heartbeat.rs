@@ -470,6 +470,13 @@ impl Coordinator {
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
+        if self.groups.classic(&gid).is_some() {
+            // Kafka converts an empty classic group instead; groupcoord does not yet.
+            return Err(ApiError::new(
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Group {gid} is not a streams group."),
+            ));
+        }
         let cfg = self.config.for_group(&gid);
         let existing = self.groups.streams(&gid);
         let group_existed = existing.is_some();

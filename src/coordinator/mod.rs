@@ -32,9 +32,30 @@ pub struct RequestContext {
 #[serde(tag = "kind")]
 #[non_exhaustive]
 pub enum TimerKey {
-    SessionTimeout { group_id: String, member_id: String },
-    RebalanceTimeout { group_id: String, member_id: String },
-    InitialRebalance { group_id: String },
+    SessionTimeout {
+        group_id: String,
+        member_id: String,
+    },
+    RebalanceTimeout {
+        group_id: String,
+        member_id: String,
+    },
+    InitialRebalance {
+        group_id: String,
+    },
+    /// A classic member's session (Kafka's `heartbeat-{group}-{member}`).
+    ClassicHeartbeat {
+        group_id: String,
+        member_id: String,
+    },
+    /// The end of a classic group's join phase (`join-{group}`).
+    ClassicJoin {
+        group_id: String,
+    },
+    /// The deadline for a classic group's SyncGroups (`sync-{group}`; tag: the generation).
+    ClassicSync {
+        group_id: String,
+    },
 }
 
 /// A change to the timer table, returned by every operation.
@@ -56,6 +77,7 @@ pub struct Outcome<R> {
     pub topics_to_create: Vec<InternalTopic>,
 }
 
+pub mod classic;
 mod describe;
 pub mod group;
 mod heartbeat;
@@ -105,6 +127,7 @@ pub struct Coordinator {
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
+    classic: classic::ClassicRuntime,
 }
 
 impl Coordinator {
@@ -115,6 +138,7 @@ impl Coordinator {
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
+            classic: classic::ClassicRuntime::default(),
         }
     }
 
@@ -237,6 +261,7 @@ impl Coordinator {
         for (k, d, tag) in arm {
             changes.push(self.timers.schedule(k, d, tag));
         }
+        changes.extend(self.classic_on_loaded(now));
         changes
     }
 
@@ -249,7 +274,19 @@ impl Coordinator {
             .map(StreamsGroup::persistent_view)
             .collect();
         let offsets: Vec<_> = self.offsets.iter().collect();
-        let json = serde_json::to_vec(&(groups, offsets)).unwrap_or_default();
+        // Classic groups: the last GroupMetadata value written (docs/classic-protocol.md §C7); a
+        // group never written (created over committed offsets) is not persistent state.
+        let classic: Vec<_> = self
+            .groups
+            .all_classic()
+            .filter_map(|g| Some((&g.group_id, g.persisted.as_ref()?)))
+            .collect();
+        let json = if classic.is_empty() {
+            serde_json::to_vec(&(groups, offsets))
+        } else {
+            serde_json::to_vec(&(groups, offsets, classic))
+        }
+        .unwrap_or_default();
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
     }
 

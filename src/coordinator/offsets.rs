@@ -91,12 +91,17 @@ impl Coordinator {
             }
             response.push((t.name.clone(), parts));
         }
+        let valid = verdict.is_ok();
         drop(verdict);
         self.apply(&records);
+        let mut timers = Vec::new();
+        if valid {
+            self.classic_commit_heartbeat(now, &req.group_id, &req.member_id, &mut timers);
+        }
         Outcome {
             response,
             records,
-            timers: Vec::new(),
+            timers,
             topics_to_create: Vec::new(),
         }
     }
@@ -113,6 +118,17 @@ impl Coordinator {
                 ErrorCode::INVALID_GROUP_ID,
                 "The group id cannot be empty.",
             ));
+        }
+        if let Some(g) = self.groups.classic(&req.group_id) {
+            // docs/classic-protocol.md §C6: generation and member checks.
+            Coordinator::classic_validate_commit(
+                g,
+                &req.member_id,
+                req.group_instance_id.as_deref(),
+                req.member_epoch,
+                req.transactional,
+            )?;
+            return Ok(ok);
         }
         let Some(g) = self.groups.streams(&req.group_id) else {
             if req.member_epoch < 0 {

@@ -1,9 +1,10 @@
-//! The group registry: every group by id, whatever its type. Streams groups are the only type
-//! today; classic and KIP-848 consumer groups will be added as variants of [`Group`], sharing
-//! the records, the timers and the offset store of the coordinator.
+//! The group registry: every group by id, whatever its type: streams groups and classic groups
+//! (KIP-848 consumer groups will be another variant of [`Group`]), sharing the records, the
+//! timers and the offset store of the coordinator.
 
 use std::collections::BTreeMap;
 
+use super::classic::ClassicGroup;
 use super::group::StreamsGroup;
 
 /// A group of any type.
@@ -11,6 +12,7 @@ use super::group::StreamsGroup;
 #[non_exhaustive]
 pub enum Group {
     Streams(StreamsGroup),
+    Classic(ClassicGroup),
 }
 
 impl Group {
@@ -18,18 +20,35 @@ impl Group {
     pub fn group_type(&self) -> &'static str {
         match self {
             Group::Streams(_) => "streams",
+            Group::Classic(_) => "classic",
         }
     }
 
     pub fn as_streams(&self) -> Option<&StreamsGroup> {
         match self {
             Group::Streams(g) => Some(g),
+            _ => None,
         }
     }
 
     pub fn as_streams_mut(&mut self) -> Option<&mut StreamsGroup> {
         match self {
             Group::Streams(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn as_classic(&self) -> Option<&ClassicGroup> {
+        match self {
+            Group::Classic(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn as_classic_mut(&mut self) -> Option<&mut ClassicGroup> {
+        match self {
+            Group::Classic(g) => Some(g),
+            _ => None,
         }
     }
 }
@@ -61,6 +80,30 @@ impl GroupRegistry {
             .entry(id.to_string())
             .or_insert_with(|| Group::Streams(StreamsGroup::new(id)))
             .as_streams_mut()
+    }
+
+    /// The classic group with this id (None when absent or of another type).
+    pub fn classic(&self, id: &str) -> Option<&ClassicGroup> {
+        self.groups.get(id).and_then(Group::as_classic)
+    }
+
+    pub fn classic_mut(&mut self, id: &str) -> Option<&mut ClassicGroup> {
+        self.groups.get_mut(id).and_then(Group::as_classic_mut)
+    }
+
+    /// Insert (or replace) a classic group.
+    pub fn insert_classic(&mut self, g: ClassicGroup) {
+        self.groups.insert(g.group_id.clone(), Group::Classic(g));
+    }
+
+    /// Every classic group, by id.
+    pub fn all_classic(&self) -> impl Iterator<Item = &ClassicGroup> {
+        self.groups.values().filter_map(Group::as_classic)
+    }
+
+    /// Every group, by id.
+    pub fn all(&self) -> impl Iterator<Item = (&String, &Group)> {
+        self.groups.iter()
     }
 
     pub fn contains(&self, id: &str) -> bool {

@@ -2,6 +2,7 @@
 //! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
 
 use super::Coordinator;
+use super::classic::ClassicGroup;
 use super::group::StreamsGroup;
 use crate::records::Record;
 
@@ -11,6 +12,8 @@ use crate::records::Record;
 pub enum ReplayError {
     #[error("group {group_id} exists and is not a streams group")]
     NotAStreamsGroup { group_id: String },
+    #[error("group {group_id} exists and is not a classic group")]
+    NotAClassicGroup { group_id: String },
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
     GroupHasMembers { group_id: String, members: usize },
     #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
@@ -168,6 +171,22 @@ impl Coordinator {
                     }
                 }
             },
+            Record::ClassicGroupMetadata { group_id, value } => {
+                if self.groups.streams(group_id).is_some() {
+                    return Err(ReplayError::NotAClassicGroup {
+                        group_id: group_id.clone(),
+                    });
+                }
+                match value {
+                    // The whole group is in the record: it replaces what was there (§C7).
+                    Some(v) => self
+                        .groups
+                        .insert_classic(ClassicGroup::from_record(group_id, v)),
+                    None => {
+                        self.groups.remove(group_id);
+                    }
+                }
+            }
             Record::OffsetCommit {
                 group_id,
                 topic,

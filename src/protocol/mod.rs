@@ -4,6 +4,7 @@
 //! these two (and its header decoder rejects key 88), so they have their own codec here, pinned to
 //! the Kafka 4.4 schemas.
 
+pub mod classic;
 pub mod codec;
 pub mod messages;
 

@@ -22,6 +22,7 @@
 //! Batches ([`encode_batch`], [`decode_batch`]): per record, the key as Kafka `bytes` (int32
 //! length, then the bytes) and the value as `nullable_bytes` (-1 = tombstone); no header.
 
+mod classic;
 mod offsets;
 mod streams;
 
@@ -134,6 +135,12 @@ pub fn encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), Reco
                 w.into_bytes(),
                 value.as_ref().map(offsets::encode_offset_commit),
             )
+        }
+        Record::ClassicGroupMetadata { group_id, value } => {
+            let mut w = Writer::new(classic::GROUP_METADATA_KEY);
+            w.i16(CLASSIC_GROUP_METADATA);
+            w.string("group", group_id);
+            (w, value.as_ref().map(classic::encode_group_metadata))
         }
     };
     Ok((key, value.transpose()?))
@@ -249,6 +256,15 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
                 value: value
                     .map(|v| offsets::decode_offset_commit(v, legacy))
                     .transpose()?,
+            }
+        }
+        CLASSIC_GROUP_METADATA => {
+            let mut r = key_reader(key, classic::GROUP_METADATA_KEY)?;
+            let group_id = r.string("group")?;
+            r.finish("key")?;
+            Record::ClassicGroupMetadata {
+                group_id,
+                value: value.map(classic::decode_group_metadata).transpose()?,
             }
         }
         other => return Err(RecordCodecError::UnknownType(other)),
@@ -461,8 +477,8 @@ mod tests {
             RecordCodecError::UnknownType(18)
         );
         assert_eq!(
-            decode_record(&[0, 2], None).unwrap_err(),
-            RecordCodecError::UnknownType(2)
+            decode_record(&[0, 3], None).unwrap_err(),
+            RecordCodecError::UnknownType(3)
         );
         assert!(matches!(
             decode_record(&[0], None),

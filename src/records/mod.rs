@@ -19,6 +19,7 @@ pub use codec::{RecordCodecError, decode_record, encode_record};
 /// Record type numbers (the `apiKey` of the coordinator key schemas).
 pub mod record_type {
     pub const OFFSET_COMMIT: i16 = 1;
+    pub const CLASSIC_GROUP_METADATA: i16 = 2;
     pub const STREAMS_GROUP_METADATA: i16 = 17;
     pub const STREAMS_GROUP_MEMBER_METADATA: i16 = 19;
     pub const STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: i16 = 20;
@@ -65,6 +66,11 @@ pub enum Record {
         group_id: String,
         value: Option<StreamsTopology>,
     },
+    /// Type 2: a classic group (docs/classic-protocol.md §C7), Kafka's `GroupMetadata`.
+    ClassicGroupMetadata {
+        group_id: String,
+        value: Option<ClassicGroupMetadataValue>,
+    },
     /// Type 1 (committed offsets, spec §8).
     OffsetCommit {
         group_id: String,
@@ -85,6 +91,7 @@ impl Record {
             Record::CurrentMemberAssignment { .. } => STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT,
             Record::Topology { .. } => STREAMS_GROUP_TOPOLOGY,
             Record::OffsetCommit { .. } => OFFSET_COMMIT,
+            Record::ClassicGroupMetadata { .. } => CLASSIC_GROUP_METADATA,
         }
     }
 
@@ -98,6 +105,7 @@ impl Record {
             Record::CurrentMemberAssignment { .. } => "CurrentMemberAssignment",
             Record::Topology { .. } => "Topology",
             Record::OffsetCommit { .. } => "OffsetCommit",
+            Record::ClassicGroupMetadata { .. } => "ClassicGroupMetadata",
         }
     }
 
@@ -109,7 +117,8 @@ impl Record {
             | Record::TargetAssignmentMember { group_id, .. }
             | Record::CurrentMemberAssignment { group_id, .. }
             | Record::Topology { group_id, .. }
-            | Record::OffsetCommit { group_id, .. } => group_id,
+            | Record::OffsetCommit { group_id, .. }
+            | Record::ClassicGroupMetadata { group_id, .. } => group_id,
         }
     }
 
@@ -122,6 +131,7 @@ impl Record {
             Record::CurrentMemberAssignment { value, .. } => value.is_none(),
             Record::Topology { value, .. } => value.is_none(),
             Record::OffsetCommit { value, .. } => value.is_none(),
+            Record::ClassicGroupMetadata { value, .. } => value.is_none(),
         }
     }
 
@@ -263,4 +273,33 @@ pub struct OffsetCommitValue {
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,
+}
+
+/// Value of record 2 `GroupMetadata` (a classic group), written at version 3 as Kafka does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicGroupMetadataValue {
+    /// `""` for a group without members that never had a type.
+    pub protocol_type: String,
+    pub generation: i32,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    /// v2+, -1 when absent.
+    pub current_state_timestamp: i64,
+    pub members: Vec<ClassicMemberMetadata>,
+}
+
+/// One member in [`ClassicGroupMetadataValue`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicMemberMetadata {
+    pub member_id: String,
+    /// v3+.
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    /// v1+, -1 when absent (the session timeout is used then).
+    pub rebalance_timeout: i32,
+    pub session_timeout: i32,
+    /// The member's metadata for the group's protocol.
+    pub subscription: Vec<u8>,
+    pub assignment: Vec<u8>,
 }

@@ -1,5 +1,7 @@
 //! Executes scenario files against a [`Coordinator`].
 
+mod classic;
+
 use std::collections::BTreeMap;
 
 use super::parse::{Args, ScenarioError, format_tasks, list, parse_tasks, tokenize};
@@ -52,6 +54,7 @@ pub struct Runner {
     last: Last,
     last_records: Vec<Record>,
     last_topics: Vec<InternalTopic>,
+    classic: classic::Clients,
     /// Checks performed, for reporting.
     pub checks: usize,
 }
@@ -134,6 +137,7 @@ impl Default for Runner {
             last: Last::None,
             last_records: Vec::new(),
             last_topics: Vec::new(),
+            classic: classic::Clients::default(),
             checks: 0,
         }
     }
@@ -257,6 +261,7 @@ impl Runner {
                 let outs = self.coord().fire_due_timers(now);
                 self.last_records = outs.into_iter().flat_map(|o| o.records).collect();
                 self.log.extend(self.last_records.iter().cloned());
+                self.deliver_classic();
                 Ok(())
             }
             "delete" => {
@@ -273,7 +278,8 @@ impl Runner {
             "commit" => {
                 let input = OffsetCommitInput {
                     group_id: a.get("group").unwrap_or("g").to_string(),
-                    member_id: a.get("member").unwrap_or("").to_string(),
+                    // Classic member names map to their ids; other words are ids.
+                    member_id: self.classic_id(a.get("member").unwrap_or("")),
                     member_epoch: a.int("epoch")?.unwrap_or(-1),
                     group_instance_id: a.get("instance").map(String::from),
                     api_version: a.int("version")?.unwrap_or(9),
@@ -394,10 +400,17 @@ impl Runner {
             "expect-record" => self.expect_record(&a),
             "expect-timers" => {
                 let c = self.coord();
-                let mut got: Vec<String> = c
+                let armed: Vec<(TimerKey, Millis)> = c
                     .timer_keys()
+                    .into_iter()
+                    .filter_map(|k| c.timer_deadline(&k).map(|d| (k, d)))
+                    .collect();
+                let mut got: Vec<String> = armed
                     .iter()
-                    .filter_map(|k| c.timer_deadline(k).map(|d| timer_token(k, d)))
+                    .map(|(k, d)| {
+                        self.classic_timer_token(k, *d)
+                            .unwrap_or_else(|| timer_token(k, *d))
+                    })
                     .collect();
                 got.sort();
                 let mut want = a.positional.clone();
@@ -439,6 +452,7 @@ impl Runner {
                 self.coord().set_metadata(m);
                 Ok(())
             }
+            cmd if classic::is_classic(cmd) => self.classic_step(cmd, &a),
             other => Err(err(n, format!("unknown command `{other}`"))),
         }
     }
@@ -952,6 +966,11 @@ impl Runner {
                 .join(",")
         };
         let mut fields: Vec<(&str, String)> = vec![("name", record_token(&r))];
+        for f in ["generation", "members", "protocol"] {
+            if let Some(v) = classic::classic_record_field(&r, f) {
+                fields.push((f, v));
+            }
+        }
         match &r {
             Record::GroupMetadata { value: Some(v), .. } => {
                 fields.push(("epoch", v.epoch.to_string()));
@@ -1177,6 +1196,7 @@ impl Runner {
                 "replaying the records does not rebuild the live coordinator state",
             ));
         }
+        self.classic_replay_check(live, &fresh, n)?;
         let ids = live.group_ids();
         let req = StreamsGroupDescribeRequest {
             group_ids: ids,

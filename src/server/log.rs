@@ -222,7 +222,8 @@ pub fn record_key(r: &Record) -> Vec<u8> {
     let k = match r {
         Record::GroupMetadata { group_id, .. }
         | Record::TargetAssignmentMetadata { group_id, .. }
-        | Record::Topology { group_id, .. } => vec![group_id.as_str()],
+        | Record::Topology { group_id, .. }
+        | Record::ClassicGroupMetadata { group_id, .. } => vec![group_id.as_str()],
         Record::MemberMetadata {
             group_id,
             member_id,

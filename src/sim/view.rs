@@ -128,7 +128,7 @@ impl GroupRecordView {
                 self.assignment_epoch = epoch;
             }
             Record::Topology { value, .. } => self.topology = value.clone(),
-            Record::OffsetCommit { .. } => {}
+            Record::OffsetCommit { .. } | Record::ClassicGroupMetadata { .. } => {}
         }
     }
 
