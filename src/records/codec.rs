@@ -136,12 +136,14 @@ pub fn encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), Reco
                 value.as_ref().map(offsets::encode_offset_commit),
             )
         }
-        Record::ClassicGroupMetadata { group_id, value } => {
-            let mut w = Writer::new(classic::GROUP_METADATA_KEY);
-            w.i16(CLASSIC_GROUP_METADATA);
-            w.string("group", group_id);
-            (w, value.as_ref().map(classic::encode_group_metadata))
-        }
+        Record::ClassicGroupMetadata { group_id, value } => (
+            group_key(
+                CLASSIC_GROUP_METADATA,
+                classic::GROUP_METADATA_KEY,
+                group_id,
+            )?,
+            value.as_ref().map(classic::encode_group_metadata),
+        ),
     };
     Ok((key, value.transpose()?))
 }
@@ -259,9 +261,7 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
             }
         }
         CLASSIC_GROUP_METADATA => {
-            let mut r = key_reader(key, classic::GROUP_METADATA_KEY)?;
-            let group_id = r.string("group")?;
-            r.finish("key")?;
+            let group_id = read_group_key(key, classic::GROUP_METADATA_KEY)?;
             Record::ClassicGroupMetadata {
                 group_id,
                 value: value.map(classic::decode_group_metadata).transpose()?,
