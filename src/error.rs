@@ -1,4 +1,5 @@
-//! Kafka error codes the coordinator produces (spec §1.6) and the error type that carries them.
+//! Kafka error codes groupcoord answers with (spec §1.6), the coordinator's and the server's
+//! alike: each is defined here once. And the error type that carries them.
 
 use std::fmt;
 
@@ -12,6 +13,7 @@ pub struct ErrorCode(pub i16);
 impl ErrorCode {
     pub const NONE: ErrorCode = ErrorCode(0);
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
+    pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     pub const OFFSET_METADATA_TOO_LARGE: ErrorCode = ErrorCode(12);
@@ -25,6 +27,7 @@ impl ErrorCode {
     pub const UNKNOWN_MEMBER_ID: ErrorCode = ErrorCode(25);
     pub const INVALID_SESSION_TIMEOUT: ErrorCode = ErrorCode(26);
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    pub const INVALID_REQUIRED_ACKS: ErrorCode = ErrorCode(21);
     pub const TOPIC_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(29);
     pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
     pub const CLUSTER_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(31);
@@ -34,6 +37,10 @@ impl ErrorCode {
     pub const INVALID_REPLICATION_FACTOR: ErrorCode = ErrorCode(38);
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(42);
     pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
+    pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode = ErrorCode(43);
+    pub const POLICY_VIOLATION: ErrorCode = ErrorCode(44);
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
+    pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
     pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
     pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
@@ -53,6 +60,7 @@ impl ErrorCode {
         match self.0 {
             0 => "NONE",
             -1 => "UNKNOWN_SERVER_ERROR",
+            1 => "OFFSET_OUT_OF_RANGE",
             2 => "CORRUPT_MESSAGE",
             3 => "UNKNOWN_TOPIC_OR_PARTITION",
             12 => "OFFSET_METADATA_TOO_LARGE",
@@ -60,6 +68,7 @@ impl ErrorCode {
             15 => "COORDINATOR_NOT_AVAILABLE",
             16 => "NOT_COORDINATOR",
             17 => "INVALID_TOPIC_EXCEPTION",
+            21 => "INVALID_REQUIRED_ACKS",
             22 => "ILLEGAL_GENERATION",
             23 => "INCONSISTENT_GROUP_PROTOCOL",
             24 => "INVALID_GROUP_ID",
@@ -75,6 +84,10 @@ impl ErrorCode {
             38 => "INVALID_REPLICATION_FACTOR",
             40 => "INVALID_CONFIG",
             42 => "INVALID_REQUEST",
+            43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+            44 => "POLICY_VIOLATION",
+            45 => "OUT_OF_ORDER_SEQUENCE_NUMBER",
+            53 => "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
             68 => "NON_EMPTY_GROUP",
             69 => "GROUP_ID_NOT_FOUND",
             79 => "MEMBER_ID_REQUIRED",
@@ -129,6 +142,33 @@ impl ApiError {
         ApiError {
             code: ErrorCode::UNKNOWN_SERVER_ERROR,
             message: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn every_named_code_round_trips_through_its_name() {
+        let named: Vec<ErrorCode> = (-1..=140)
+            .map(ErrorCode)
+            .filter(|c| c.name() != "UNKNOWN_ERROR_CODE")
+            .collect();
+        for code in &named {
+            assert_eq!(ErrorCode::from_name(code.name()), Some(*code), "{code}");
+        }
+        // The codes the data plane answers with are among them.
+        for code in [
+            ErrorCode::OFFSET_OUT_OF_RANGE,
+            ErrorCode::INVALID_REQUIRED_ACKS,
+            ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            ErrorCode::POLICY_VIOLATION,
+            ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER,
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        ] {
+            assert!(named.contains(&code), "{code}");
         }
     }
 }

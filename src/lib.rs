@@ -70,9 +70,11 @@ pub mod protocol;
 pub mod records;
 pub mod scenario;
 pub mod sim;
+pub mod topic;
 pub mod topology;
 pub mod types;
 pub mod util;
+pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -141,7 +141,7 @@ mod native {
             let parts: i32 = parts
                 .parse()
                 .map_err(|_| format!("--topic `{t}`: bad partition count"))?;
-            if parts < 1 || !server::handlers::valid_topic_name(name) {
+            if parts < 1 || !groupcoord::topic::is_valid_name(name) {
                 return Err(format!(
                     "--topic `{t}`: invalid topic name or partition count"
                 ));

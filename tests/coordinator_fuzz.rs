@@ -112,7 +112,7 @@ fn replayed(config: &CoordinatorConfig, meta: &MetadataImage, log: &[Record]) ->
     c.set_metadata(meta.clone());
     for r in log {
         // Through the binary codec too: what the server's log would hold.
-        let (k, v) = records::encode_record(r);
+        let (k, v) = records::encode_record(r).expect("own records encode");
         let decoded = records::decode_record(&k, v.as_deref()).expect("own records decode");
         c.replay(&decoded).expect("own records replay");
     }

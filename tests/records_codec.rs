@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use groupcoord::records::codec::{
-    RecordCodecError, decode_batch, decode_record, encode_batch, encode_record, try_encode_record,
+    RecordCodecError, decode_batch, decode_record, encode_batch, encode_record,
 };
 use groupcoord::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
@@ -15,6 +15,7 @@ use groupcoord::records::{
 };
 use groupcoord::topology::{CopartitionGroup, KeyValue, StreamsTopology, Subtopology, TopicInfo};
 use groupcoord::types::{ActiveTasks, TaskSet, TasksTuple, TasksWithEpochs};
+use groupcoord::wire::WireError;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ fn decode(key: &[u8], value: &[u8]) -> Record {
 
 /// Encodes, checks the bytes, decodes back.
 fn assert_golden(record: &Record, key: &[u8], value: Option<&[u8]>) {
-    let (k, v) = try_encode_record(record).unwrap();
+    let (k, v) = encode_record(record).unwrap();
     assert_eq!(k, key, "key bytes of {}", record.summary());
     assert_eq!(v.as_deref(), value, "value bytes of {}", record.summary());
     assert_eq!(&decode_record(key, value).unwrap(), record);
@@ -398,7 +399,7 @@ fn golden_member_metadata() {
         member_id: "m".into(),
         value: Some(v),
     };
-    let (key, bytes) = encode_record(&null_endpoint);
+    let (key, bytes) = encode_record(&null_endpoint).unwrap();
     let bytes = bytes.unwrap();
     assert_eq!(&bytes[19..20], &[0xff]);
     let mut other_negative = bytes.clone();
@@ -550,7 +551,7 @@ fn tombstones_have_no_value() {
             value: None,
         },
     ] {
-        let (key, value) = encode_record(&record);
+        let (key, value) = encode_record(&record).unwrap();
         assert_eq!(value, None);
         assert_eq!(key[..2], record.record_type().to_be_bytes());
         assert_eq!(decode_record(&key, None).unwrap(), record);
@@ -635,43 +636,31 @@ fn invalid_utf8_and_nulls_are_errors() {
     );
     // Key GroupId null.
     let e = decode_record(&[0, 17, 0xff, 0xff], None).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            RecordCodecError::Invalid {
-                field: "GroupId",
-                ..
-            }
-        ),
-        "{e}"
+    assert_eq!(
+        e,
+        RecordCodecError::Wire(WireError::UnexpectedNull {
+            path: "StreamsGroupMetadataKey.GroupId".into()
+        })
     );
     // Trailing key bytes.
     let e = decode_record(&[0, 17, 0, 1, b'g', 0], None).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            RecordCodecError::TrailingBytes {
-                part: "key",
-                count: 1,
-                ..
-            }
-        ),
-        "{e}"
+    assert_eq!(
+        e,
+        RecordCodecError::Wire(WireError::TrailingBytes {
+            message: "StreamsGroupMetadataKey",
+            count: 1
+        })
     );
     // 22 with a null ActiveTasks array.
     let mut v = value_22_with_active_tags(1, &[0]);
     v[11] = 0;
     v.drain(12..23);
     let e = decode_record(KEY_22, Some(&v)).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            RecordCodecError::Invalid {
-                field: "ActiveTasks",
-                ..
-            }
-        ),
-        "{e}"
+    assert_eq!(
+        e,
+        RecordCodecError::Wire(WireError::UnexpectedNull {
+            path: "StreamsGroupCurrentMemberAssignmentValue.ActiveTasks".into()
+        })
     );
 }
 
@@ -693,16 +682,36 @@ fn hostile_counts_fail_without_allocating_for_them() {
     let subtopologies_23 = [&[0, 0, 0, 0, 0, 1][..], &HUGE].concat();
     let topics_23 = [&[0, 0, 0, 0, 0, 1, 2, 2, b'0', 1, 1][..], &HUGE].concat();
     let cases: [(&[u8], &[u8], &str); 7] = [
-        (KEY_17, &configs_17, "LastAssignmentConfigs"),
-        (KEY_17, &tags_17, "tagged fields"),
-        (&[0, 19, 0, 1, b'g', 0, 1, b'm'], &clients_19, "ClientTags"),
-        (&[0, 21, 0, 1, b'g', 0, 1, b'm'], &tasks_21, "ActiveTasks"),
-        (KEY_22, &partitions_22, "ActiveTasks"),
-        (&[0, 23, 0, 1, b'g'], &subtopologies_23, "Subtopologies"),
+        (
+            KEY_17,
+            &configs_17,
+            "StreamsGroupMetadataValue.TaggedFields.LastAssignmentConfigs",
+        ),
+        (KEY_17, &tags_17, "StreamsGroupMetadataValue.TaggedFields"),
+        (
+            &[0, 19, 0, 1, b'g', 0, 1, b'm'],
+            &clients_19,
+            "StreamsGroupMemberMetadataValue.ClientTags",
+        ),
+        (
+            &[0, 21, 0, 1, b'g', 0, 1, b'm'],
+            &tasks_21,
+            "StreamsGroupTargetAssignmentMemberValue.ActiveTasks",
+        ),
+        (
+            KEY_22,
+            &partitions_22,
+            "StreamsGroupCurrentMemberAssignmentValue.ActiveTasks[0].Partitions",
+        ),
+        (
+            &[0, 23, 0, 1, b'g'],
+            &subtopologies_23,
+            "StreamsGroupTopologyValue.Subtopologies",
+        ),
         (
             &[0, 23, 0, 1, b'g'],
             &topics_23,
-            "Subtopologies.StateChangelogTopics",
+            "StreamsGroupTopologyValue.Subtopologies[0].StateChangelogTopics",
         ),
     ];
     for (key, value, field) in cases {
@@ -710,8 +719,8 @@ fn hostile_counts_fail_without_allocating_for_them() {
         let largest = largest_allocation_of(|| result = Some(decode_record(key, Some(value))));
         let e = result.unwrap().unwrap_err();
         assert!(
-            matches!(e, RecordCodecError::Truncated { field: f, offset, .. }
-                if f == field && offset == value.len()),
+            matches!(e, RecordCodecError::Wire(WireError::LengthExceedsRemaining {
+                ref path, remaining: 0, .. }) if path == field),
             "{e}"
         );
         assert!(largest < 4096, "{e}: allocated {largest} bytes");
@@ -730,7 +739,7 @@ fn every_truncated_prefix_of_the_goldens_fails() {
     let (r22, v22) = golden_22();
     let (r23, v23) = golden_23();
     for (record, value) in [(r17, v17), (r22, v22), (r23, v23)] {
-        let (key, _) = encode_record(&record);
+        let (key, _) = encode_record(&record).unwrap();
         assert_prefixes_fail(&key, Some(&value));
     }
 }
@@ -1016,14 +1025,13 @@ const TYPES: [i16; 8] = [0, 1, 17, 19, 20, 21, 22, 23];
 proptest! {
     #[test]
     fn every_record_round_trips(record in record()) {
-        let (key, value) = try_encode_record(&record).unwrap();
-        prop_assert_eq!(encode_record(&record), (key.clone(), value.clone()));
+        let (key, value) = encode_record(&record).unwrap();
         prop_assert_eq!(decode_record(&key, value.as_deref()).unwrap(), record);
     }
 
     #[test]
     fn every_truncated_prefix_fails(record in record()) {
-        let (key, value) = encode_record(&record);
+        let (key, value) = encode_record(&record).unwrap();
         assert_prefixes_fail(&key, value.as_deref());
     }
 
@@ -1066,7 +1074,7 @@ proptest! {
         record in record(),
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
     ) {
-        let (key, value) = encode_record(&record);
+        let (key, value) = encode_record(&record).unwrap();
         let Some(mut value) = value else { return Ok(()) };
         for (at, byte, op) in edits {
             if value.is_empty() {
@@ -1080,20 +1088,20 @@ proptest! {
             }
         }
         if let Ok(decoded) = decode_record(&key, Some(&value)) {
-            let (k, v) = encode_record(&decoded);
+            let (k, v) = encode_record(&decoded).unwrap();
             prop_assert_eq!(decode_record(&k, v.as_deref()).unwrap(), decoded);
         }
     }
 
     #[test]
     fn batches_round_trip(records in prop::collection::vec(record(), 0..6)) {
-        let bytes = encode_batch(&records);
+        let bytes = encode_batch(&records).unwrap();
         prop_assert_eq!(decode_batch(&bytes).unwrap(), records.clone());
         // A prefix decodes only when it ends on a record boundary, to those records.
         for n in 0..bytes.len() {
             if let Ok(prefix) = decode_batch(&bytes[..n]) {
                 prop_assert_eq!(&prefix[..], &records[..prefix.len()]);
-                prop_assert_eq!(encode_batch(&prefix).len(), n);
+                prop_assert_eq!(encode_batch(&prefix).unwrap().len(), n);
             }
         }
     }
@@ -1102,12 +1110,12 @@ proptest! {
 #[test]
 fn batch_of_goldens_round_trips_and_reports_the_bad_record() {
     let records = vec![golden_17().0, golden_22().0, golden_23().0];
-    let bytes = encode_batch(&records);
+    let bytes = encode_batch(&records).unwrap();
     assert_eq!(decode_batch(&bytes).unwrap(), records);
 
     // Record 1's key type becomes 18.
-    let first_len =
-        encode_record(&records[0]).0.len() + encode_record(&records[0]).1.unwrap().len() + 8;
+    let (key, value) = encode_record(&records[0]).unwrap();
+    let first_len = key.len() + value.unwrap().len() + 8;
     let mut bad = bytes.clone();
     bad[first_len + 5] = 18;
     let e = decode_batch(&bad).unwrap_err();

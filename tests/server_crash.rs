@@ -139,7 +139,7 @@ async fn storm(
                 };
                 corr += 1;
                 let body = client::heartbeat_body(&request(m, &op), 1).unwrap();
-                frames.extend(client::raw_frame(88, 1, corr, Some("crash"), &body));
+                frames.extend(client::raw_frame(88, 1, corr, Some("crash"), &body).unwrap());
                 m.pending = Some(op.clone());
                 sent.push((i, op, corr));
             }

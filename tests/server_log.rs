@@ -57,7 +57,7 @@ fn torn_tail_is_truncated_and_reported() {
     let seg = segment(&dir);
     let good_len = std::fs::metadata(&seg).unwrap().len();
     // Half of a fourth batch.
-    let full = groupcoord::server::log::encode_entry(&topic("d", 4));
+    let full = groupcoord::server::log::encode_entry(&topic("d", 4)).unwrap();
     OpenOptions::new()
         .append(true)
         .open(&seg)
@@ -97,7 +97,9 @@ fn corruption_in_the_middle_stops_the_load() {
         log.sync().unwrap();
     }
     let seg = segment(&dir);
-    let first = groupcoord::server::log::encode_entry(&topic("a", 1)).len();
+    let first = groupcoord::server::log::encode_entry(&topic("a", 1))
+        .unwrap()
+        .len();
     let mut bytes = std::fs::read(&seg).unwrap();
     // Flip a payload byte of the second batch.
     bytes[first + 14] ^= 0xff;

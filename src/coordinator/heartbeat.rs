@@ -21,6 +21,7 @@ use crate::protocol::{
 use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberState, Record, UserEndpoint,
 };
+use crate::topic;
 use crate::topology::{self, ConfiguredTopology, InternalTopic, StreamsTopology};
 use crate::types::{Millis, TaskId, TaskSet, TasksTuple};
 use crate::util::sort;
@@ -28,23 +29,6 @@ use crate::util::sort;
 pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
-
-/// Kafka-internal topics a topology may not use (spec §3.1).
-const INTERNAL_TOPICS: &[&str] = &[
-    "__consumer_offsets",
-    "__transaction_state",
-    "__share_group_state",
-];
-
-fn is_valid_topic_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 249
-        && name != "."
-        && name != ".."
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
-}
 
 fn blank(s: &str) -> bool {
     s.trim().is_empty()
@@ -65,7 +49,7 @@ fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), Ap
     let internal: Vec<&str> = names
         .iter()
         .copied()
-        .filter(|n| INTERNAL_TOPICS.contains(n))
+        .filter(|n| topic::is_internal(n))
         .collect();
     if !internal.is_empty() {
         return Err(ApiError::new(
@@ -79,7 +63,7 @@ fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), Ap
     let invalid: Vec<&str> = names
         .iter()
         .copied()
-        .filter(|n| !is_valid_topic_name(n))
+        .filter(|n| !topic::is_valid_name(n))
         .collect();
     if !invalid.is_empty() {
         return Err(ApiError::new(

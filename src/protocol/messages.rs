@@ -7,15 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A tagged field this codec does not know, kept verbatim.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub struct RawTaggedField {
-    pub tag: u32,
-    pub data: Vec<u8>,
-}
-
-/// Unknown tagged fields of one struct, in wire order.
-pub type UnknownTaggedFields = Vec<RawTaggedField>;
+pub use crate::wire::{RawTaggedField, UnknownTaggedFields};
 
 // ---------------------------------------------------------------------------------------------
 // Shared structs (identical wire shape wherever they appear)

@@ -12,60 +12,39 @@
 //! `LastAssignmentConfigs` always, as Kafka's coordinator always sets it) and read whatever
 //! their order; unknown tags are skipped, since records are never re-encoded verbatim.
 //!
-//! Decoding never panics and never trusts a length: every read is bounds-checked, element
-//! counts are checked against the bytes left before anything is allocated, strings must be
-//! UTF-8 and at most 32767 bytes (Kafka's limit), and a key or value must be consumed exactly.
+//! Every byte goes through the crate's wire layer ([`crate::wire`]): decoding never panics and
+//! never trusts a length (element counts are checked against the bytes left before anything is
+//! allocated), strings must be UTF-8 and at most 32767 bytes (Kafka's limit) on both sides, tags
+//! of a tagged-field section must ascend, and a key or value must be consumed exactly. A record
+//! Kafka's layout cannot represent (a string longer than 32767 bytes) is an encoding error,
+//! never cut. Errors name the field path, e.g. `StreamsGroupTopologyValue.Subtopologies[0].Name`.
 //!
-//! Batches ([`encode_batch`], [`decode_batch`]): per record, key length int32, key bytes,
-//! value length int32 (-1 = tombstone), value bytes; big-endian; no header.
+//! Batches ([`encode_batch`], [`decode_batch`]): per record, the key as Kafka `bytes` (int32
+//! length, then the bytes) and the value as `nullable_bytes` (-1 = tombstone); no header.
 
 mod classic;
 mod offsets;
 mod streams;
-mod wire;
 
 use super::{Record, record_type};
-use wire::{Reader, Writer};
+use crate::wire::{Reader, WireError, Writer};
 
-/// A record that cannot be decoded, or (from [`try_encode_record`]) encoded.
+/// A record that cannot be decoded or encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordCodecError {
-    /// The bytes end inside `field`.
-    #[error("{record}: truncated while reading {field} (at byte {offset})")]
-    Truncated {
-        record: &'static str,
-        field: &'static str,
-        offset: usize,
-    },
     /// The key's record type is not one groupcoord knows.
     #[error("unknown record type {0}")]
     UnknownType(i16),
     /// The value version is not one the record type has.
     #[error("{record}: unsupported value version {version}")]
     UnsupportedVersion { record: &'static str, version: i16 },
-    /// A field holds something its schema does not allow (null where not nullable, invalid
-    /// UTF-8, a string longer than 32767 bytes, a malformed varint or tagged field).
-    #[error("{record}: invalid {field}: {reason}")]
-    Invalid {
-        record: &'static str,
-        field: &'static str,
-        reason: String,
-    },
-    /// Bytes are left over after the key or value struct.
-    #[error("{record}: {count} trailing bytes after the {part}")]
-    TrailingBytes {
-        record: &'static str,
-        part: &'static str,
-        count: usize,
-    },
-    /// A field that Kafka's layout cannot represent (a string longer than 32767 bytes).
-    #[error("{record}: cannot encode {field}: {reason}")]
-    Unencodable {
-        record: &'static str,
-        field: &'static str,
-        reason: String,
-    },
+    /// Bytes that do not follow the record's schema (truncated, null where not nullable,
+    /// invalid UTF-8, a string longer than 32767 bytes, a malformed varint or tagged field,
+    /// trailing bytes), or a value the schema cannot represent; the path names the record and
+    /// the field.
+    #[error(transparent)]
+    Wire(#[from] WireError),
     /// A record of a batch failed; `index` counts from 0.
     #[error("batch record {index}: {source}")]
     InBatch {
@@ -77,28 +56,13 @@ pub enum RecordCodecError {
 
 /// Key bytes and value bytes (`None` = tombstone).
 ///
-/// Never fails: a string longer than Kafka's 32767-byte limit (which Kafka itself would refuse
-/// to write) is cut to the limit at a character boundary. [`try_encode_record`] reports it
-/// instead.
-pub fn encode_record(record: &Record) -> (Vec<u8>, Option<Vec<u8>>) {
-    let (key, value, _) = encode(record);
-    (key, value)
-}
-
-/// [`encode_record`], failing with [`RecordCodecError::Unencodable`] where it would have to
-/// cut a string.
-pub fn try_encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), RecordCodecError> {
-    match encode(record) {
-        (key, value, None) => Ok((key, value)),
-        (_, _, Some(e)) => Err(e),
-    }
-}
-
-fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError>) {
+/// Fails with [`RecordCodecError::Wire`] for a record Kafka's layout cannot represent (a string
+/// longer than 32767 bytes, which Kafka itself would refuse to write): nothing is cut.
+pub fn encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), RecordCodecError> {
     use record_type::*;
     let (key, value) = match record {
         Record::GroupMetadata { group_id, value } => (
-            group_key(STREAMS_GROUP_METADATA, GROUP_METADATA_KEY, group_id),
+            group_key(STREAMS_GROUP_METADATA, GROUP_METADATA_KEY, group_id)?,
             value.as_ref().map(streams::encode_group_metadata),
         ),
         Record::MemberMetadata {
@@ -111,7 +75,7 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
                 MEMBER_METADATA_KEY,
                 group_id,
                 member_id,
-            ),
+            )?,
             value.as_ref().map(streams::encode_member_metadata),
         ),
         Record::TargetAssignmentMetadata { group_id, value } => (
@@ -119,7 +83,7 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
                 STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA,
                 TARGET_ASSIGNMENT_METADATA_KEY,
                 group_id,
-            ),
+            )?,
             value
                 .as_ref()
                 .map(streams::encode_target_assignment_metadata),
@@ -134,7 +98,7 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
                 TARGET_ASSIGNMENT_MEMBER_KEY,
                 group_id,
                 member_id,
-            ),
+            )?,
             value.as_ref().map(streams::encode_target_assignment_member),
         ),
         Record::CurrentMemberAssignment {
@@ -147,13 +111,13 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
                 CURRENT_MEMBER_ASSIGNMENT_KEY,
                 group_id,
                 member_id,
-            ),
+            )?,
             value
                 .as_ref()
                 .map(streams::encode_current_member_assignment),
         ),
         Record::Topology { group_id, value } => (
-            group_key(STREAMS_GROUP_TOPOLOGY, TOPOLOGY_KEY, group_id),
+            group_key(STREAMS_GROUP_TOPOLOGY, TOPOLOGY_KEY, group_id)?,
             value.as_ref().map(streams::encode_topology),
         ),
         Record::OffsetCommit {
@@ -164,24 +128,24 @@ fn encode(record: &Record) -> (Vec<u8>, Option<Vec<u8>>, Option<RecordCodecError
         } => {
             let mut w = Writer::new(OFFSET_COMMIT_KEY);
             w.i16(OFFSET_COMMIT);
-            w.string("group", group_id);
-            w.string("topic", topic);
+            w.string("group", group_id)?;
+            w.string("topic", topic)?;
             w.i32(*partition);
-            (w, value.as_ref().map(offsets::encode_offset_commit))
+            (
+                w.into_bytes(),
+                value.as_ref().map(offsets::encode_offset_commit),
+            )
         }
-        Record::ClassicGroupMetadata { group_id, value } => {
-            let mut w = Writer::new(classic::GROUP_METADATA_KEY);
-            w.i16(CLASSIC_GROUP_METADATA);
-            w.string("group", group_id);
-            (w, value.as_ref().map(classic::encode_group_metadata))
-        }
+        Record::ClassicGroupMetadata { group_id, value } => (
+            group_key(
+                CLASSIC_GROUP_METADATA,
+                classic::GROUP_METADATA_KEY,
+                group_id,
+            )?,
+            value.as_ref().map(classic::encode_group_metadata),
+        ),
     };
-    let (key, key_error) = key.finish();
-    let (value, value_error) = match value.map(Writer::finish) {
-        Some((bytes, error)) => (Some(bytes), error),
-        None => (None, None),
-    };
-    (key, value, key_error.or(value_error))
+    Ok((key, value.transpose()?))
 }
 
 const GROUP_METADATA_KEY: &str = "StreamsGroupMetadataKey";
@@ -192,20 +156,29 @@ const CURRENT_MEMBER_ASSIGNMENT_KEY: &str = "StreamsGroupCurrentMemberAssignment
 const TOPOLOGY_KEY: &str = "StreamsGroupTopologyKey";
 const OFFSET_COMMIT_KEY: &str = "OffsetCommitKey";
 const LEGACY_OFFSET_COMMIT_KEY: &str = "LegacyOffsetCommitKey";
+/// Root of the error path while the record type is not known yet.
+const RECORD_KEY: &str = "RecordKey";
 /// Record type 0: Kafka's legacy offset commit key, same layout as type 1. Read, never written.
 const LEGACY_OFFSET_COMMIT: i16 = 0;
 
-fn group_key(record_type: i16, name: &'static str, group_id: &str) -> Writer {
+fn group_key(record_type: i16, name: &'static str, group_id: &str) -> Result<Vec<u8>, WireError> {
     let mut w = Writer::new(name);
     w.i16(record_type);
-    w.string("GroupId", group_id);
-    w
+    w.string("GroupId", group_id)?;
+    Ok(w.into_bytes())
 }
 
-fn member_key(record_type: i16, name: &'static str, group_id: &str, member_id: &str) -> Writer {
-    let mut w = group_key(record_type, name, group_id);
-    w.string("MemberId", member_id);
-    w
+fn member_key(
+    record_type: i16,
+    name: &'static str,
+    group_id: &str,
+    member_id: &str,
+) -> Result<Vec<u8>, WireError> {
+    let mut w = Writer::new(name);
+    w.i16(record_type);
+    w.string("GroupId", group_id)?;
+    w.string("MemberId", member_id)?;
+    Ok(w.into_bytes())
 }
 
 /// A record from its key bytes and value bytes (`None` = tombstone).
@@ -213,8 +186,7 @@ fn member_key(record_type: i16, name: &'static str, group_id: &str, member_id: &
 /// A type 0 (legacy offset commit) key is read as [`Record::OffsetCommit`].
 pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordCodecError> {
     use record_type::*;
-    let mut k = Reader::new(key, "record key");
-    let record_type = k.i16("record type")?;
+    let record_type = Reader::new(key, RECORD_KEY).i16("RecordType")?;
     let record = match record_type {
         STREAMS_GROUP_METADATA => {
             let group_id = read_group_key(key, GROUP_METADATA_KEY)?;
@@ -278,7 +250,7 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
             let group_id = r.string("group")?;
             let topic = r.string("topic")?;
             let partition = r.i32("partition")?;
-            r.finish("key")?;
+            r.finish()?;
             Record::OffsetCommit {
                 group_id,
                 topic,
@@ -289,9 +261,7 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
             }
         }
         CLASSIC_GROUP_METADATA => {
-            let mut r = key_reader(key, classic::GROUP_METADATA_KEY)?;
-            let group_id = r.string("group")?;
-            r.finish("key")?;
+            let group_id = read_group_key(key, classic::GROUP_METADATA_KEY)?;
             Record::ClassicGroupMetadata {
                 group_id,
                 value: value.map(classic::decode_group_metadata).transpose()?,
@@ -305,14 +275,14 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
 /// A reader over the key struct, past the record type.
 fn key_reader<'a>(key: &'a [u8], name: &'static str) -> Result<Reader<'a>, RecordCodecError> {
     let mut r = Reader::new(key, name);
-    r.i16("record type")?;
+    r.i16("RecordType")?;
     Ok(r)
 }
 
 fn read_group_key(key: &[u8], name: &'static str) -> Result<String, RecordCodecError> {
     let mut r = key_reader(key, name)?;
     let group_id = r.string("GroupId")?;
-    r.finish("key")?;
+    r.finish()?;
     Ok(group_id)
 }
 
@@ -320,7 +290,7 @@ fn read_member_key(key: &[u8], name: &'static str) -> Result<(String, String), R
     let mut r = key_reader(key, name)?;
     let group_id = r.string("GroupId")?;
     let member_id = r.string("MemberId")?;
-    r.finish("key")?;
+    r.finish()?;
     Ok((group_id, member_id))
 }
 
@@ -328,29 +298,24 @@ fn read_member_key(key: &[u8], name: &'static str) -> Result<(String, String), R
 // Batches
 // ---------------------------------------------------------------------------------------------
 
-const BATCH: &str = "record batch";
+const BATCH: &str = "RecordBatch";
 
-/// Records framed one after the other: key length int32, key, value length int32 (-1 =
-/// tombstone), value. Records are encoded with [`encode_record`].
-pub fn encode_batch(records: &[Record]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for record in records {
-        let (key, value) = encode_record(record);
-        // A key or value is at most a few times 32767 bytes per string; the lengths fit i32 for
-        // any record that fits in memory on wasm32, and saturate otherwise.
-        out.extend_from_slice(&i32::try_from(key.len()).unwrap_or(i32::MAX).to_be_bytes());
-        out.extend_from_slice(&key);
-        match value {
-            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            Some(value) => {
-                out.extend_from_slice(
-                    &i32::try_from(value.len()).unwrap_or(i32::MAX).to_be_bytes(),
-                );
-                out.extend_from_slice(&value);
-            }
-        }
+/// Records framed one after the other: the key as `bytes` (int32 length), the value as
+/// `nullable_bytes` (-1 = tombstone). Records are encoded with [`encode_record`]; the first
+/// that cannot be fails the batch with [`RecordCodecError::InBatch`].
+pub fn encode_batch(records: &[Record]) -> Result<Vec<u8>, RecordCodecError> {
+    let mut w = Writer::new(BATCH);
+    for (index, record) in records.iter().enumerate() {
+        let in_batch = |e: RecordCodecError| RecordCodecError::InBatch {
+            index,
+            source: Box::new(e),
+        };
+        let (key, value) = encode_record(record).map_err(in_batch)?;
+        w.bytes("Key", &key)
+            .and_then(|()| w.nullable_bytes("Value", value.as_deref()))
+            .map_err(|e| in_batch(e.into()))?;
     }
-    out
+    Ok(w.into_bytes())
 }
 
 /// The records of [`encode_batch`] bytes. The first bad record fails the whole batch with
@@ -364,33 +329,21 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Record>, RecordCodecError> {
             index,
             source: Box::new(e),
         };
-        let (key, value) = read_frame(&mut r).map_err(in_batch)?;
+        let key = r.bytes("Key").map_err(|e| in_batch(e.into()))?;
+        let value = r.nullable_bytes("Value").map_err(|e| in_batch(e.into()))?;
         out.push(decode_record(key, value).map_err(in_batch)?);
     }
     Ok(out)
-}
-
-fn read_frame<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], Option<&'a [u8]>), RecordCodecError> {
-    let key_len = r.i32("key length")?;
-    if key_len < 0 {
-        return Err(r.invalid("key length", format!("negative length {key_len}")));
-    }
-    let key = r.bytes(key_len as usize, "key")?;
-    let value = match r.i32("value length")? {
-        -1 => None,
-        n if n < 0 => return Err(r.invalid("value length", format!("negative length {n}"))),
-        n => Some(r.bytes(n as usize, "value")?),
-    };
-    Ok((key, value))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::records::{GroupMetadataValue, OffsetCommitValue, TargetAssignmentMetadataValue};
+    use crate::wire::WireError;
 
     fn round_trip(record: Record) {
-        let (key, value) = try_encode_record(&record).unwrap();
+        let (key, value) = encode_record(&record).unwrap();
         assert_eq!(decode_record(&key, value.as_deref()).unwrap(), record);
     }
 
@@ -399,7 +352,8 @@ mod tests {
         let (key, value) = encode_record(&Record::GroupMetadata {
             group_id: "g".into(),
             value: None,
-        });
+        })
+        .unwrap();
         assert_eq!(key, [0, 17, 0, 1, b'g']);
         assert_eq!(value, None);
     }
@@ -417,7 +371,7 @@ mod tests {
                 commit_timestamp: 9,
             }),
         };
-        let (key, value) = encode_record(&record);
+        let (key, value) = encode_record(&record).unwrap();
         assert_eq!(key, [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2]);
         assert_eq!(
             value.unwrap(),
@@ -473,7 +427,7 @@ mod tests {
         let legacy_key = [0, 0, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2];
         let v0 = [&[0, 0][..], &offset, &[0, 1, b'm'], &ts].concat();
         assert_eq!(decode_record(&legacy_key, Some(&v0)).unwrap(), expected(-1));
-        let v3 = encode_record(&expected(-1)).1.unwrap();
+        let v3 = encode_record(&expected(-1)).unwrap().1.unwrap();
         assert!(matches!(
             decode_record(&legacy_key, Some(&v3)),
             Err(RecordCodecError::UnsupportedVersion { version: 3, .. })
@@ -495,32 +449,28 @@ mod tests {
                 assignment_epoch: 3,
                 assignment_timestamp: 0,
             }),
-        });
+        })
+        .unwrap();
         let value = value.unwrap();
         let e = decode_record(&key, Some(&value[..4])).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "StreamsGroupTargetAssignmentMetadataValue: truncated while reading AssignmentEpoch (at byte 2)"
+            "truncated while reading StreamsGroupTargetAssignmentMetadataValue.AssignmentEpoch: needed 4 byte(s), 2 left"
         );
         let e = decode_record(&key[..4], None).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("StreamsGroupTargetAssignmentMetadataKey:"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "truncated while reading StreamsGroupTargetAssignmentMetadataKey.GroupId: needed 1 byte(s), 0 left"
         );
         let mut extra = value.clone();
         extra.push(0);
         let e = decode_record(&key, Some(&extra)).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RecordCodecError::TrailingBytes {
-                    part: "value",
-                    count: 1,
-                    ..
-                }
-            ),
-            "{e}"
+        assert_eq!(
+            e,
+            RecordCodecError::Wire(WireError::TrailingBytes {
+                message: "StreamsGroupTargetAssignmentMetadataValue",
+                count: 1
+            })
         );
         assert_eq!(
             decode_record(&[0, 18, 0, 0], None).unwrap_err(),
@@ -532,33 +482,56 @@ mod tests {
         );
         assert!(matches!(
             decode_record(&[0], None),
-            Err(RecordCodecError::Truncated { .. })
+            Err(RecordCodecError::Wire(WireError::Truncated { .. }))
         ));
     }
 
     #[test]
-    fn too_long_group_id_is_cut_or_refused() {
+    fn too_long_strings_are_refused_not_cut() {
+        // One byte over Kafka's limit, in a key and in a value.
+        let long = "g".repeat(0x8000);
         let record = Record::GroupMetadata {
-            group_id: "g".repeat(40_000),
+            group_id: long.clone(),
             value: Some(GroupMetadataValue::default()),
         };
-        let e = try_encode_record(&record).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RecordCodecError::Unencodable {
-                    field: "GroupId",
-                    ..
-                }
-            ),
-            "{e}"
+        let e = encode_record(&record).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot encode StreamsGroupMetadataKey.GroupId: string of 32768 bytes is longer than the maximum of 32767"
         );
-        let (key, value) = encode_record(&record);
-        let Record::GroupMetadata { group_id, .. } = decode_record(&key, value.as_deref()).unwrap()
-        else {
-            panic!("wrong record type")
+        let record = Record::OffsetCommit {
+            group_id: "g".into(),
+            topic: "t".into(),
+            partition: 0,
+            value: Some(OffsetCommitValue {
+                offset: 0,
+                leader_epoch: -1,
+                metadata: long,
+                commit_timestamp: 0,
+            }),
         };
-        assert_eq!(group_id.len(), 0x7fff);
+        let e = encode_record(&record).unwrap_err();
+        assert_eq!(
+            e,
+            RecordCodecError::Wire(WireError::InvalidValue {
+                path: "OffsetCommitValue.metadata".into(),
+                reason: "string of 32768 bytes is longer than the maximum of 32767".into()
+            })
+        );
+        // In a batch: the record's index.
+        let ok = Record::GroupMetadata {
+            group_id: "g".into(),
+            value: None,
+        };
+        assert!(matches!(
+            encode_batch(&[ok.clone(), record]),
+            Err(RecordCodecError::InBatch { index: 1, .. })
+        ));
+        // Exactly at the limit: written whole.
+        round_trip(Record::GroupMetadata {
+            group_id: "g".repeat(0x7fff),
+            value: None,
+        });
     }
 
     #[test]
@@ -576,7 +549,7 @@ mod tests {
                 }),
             },
         ];
-        let bytes = encode_batch(&records);
+        let bytes = encode_batch(&records).unwrap();
         assert_eq!(
             bytes,
             [

@@ -146,7 +146,7 @@ async fn drive(
             Kind::Heartbeat => heartbeat_body(&heartbeat(s), version)?,
             Kind::ApiVersions => api_versions_body.clone(),
         };
-        let frame = raw_frame(key, version, corr, Some("bench"), &body);
+        let frame = raw_frame(key, version, corr, Some("bench"), &body)?;
         out.extend_from_slice(&frame);
         if steady {
             s.steady_frame = Some((s.epoch, frame));
@@ -221,7 +221,7 @@ async fn drive(
                 ..Default::default()
             };
             let body = heartbeat_body(&leave, version)?;
-            out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body));
+            out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body)?);
         }
         wr.write_all(&out).await.map_err(|e| e.to_string())?;
         for _ in &slots {

@@ -8,8 +8,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::protocol::{
-    StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse,
+    STREAMS_GROUP_DESCRIBE_KEY, STREAMS_GROUP_HEARTBEAT_KEY, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 
 use super::codec88;
@@ -31,35 +31,20 @@ pub fn raw_frame(
     corr: i32,
     client_id: Option<&str>,
     body: &[u8],
-) -> Vec<u8> {
-    let hv = if key == 88 || key == 89 {
-        2
-    } else {
-        kafka_protocol::messages::ApiKey::try_from(key)
-            .map(|k| k.request_header_version(version))
-            .unwrap_or(1)
-    };
-    let mut f = Vec::with_capacity(body.len() + 32);
-    f.extend_from_slice(&[0, 0, 0, 0]);
-    f.extend_from_slice(&key.to_be_bytes());
-    f.extend_from_slice(&version.to_be_bytes());
-    f.extend_from_slice(&corr.to_be_bytes());
-    if hv >= 1 {
-        match client_id {
-            Some(c) => {
-                f.extend_from_slice(&(c.len() as i16).to_be_bytes());
-                f.extend_from_slice(c.as_bytes());
-            }
-            None => f.extend_from_slice(&(-1i16).to_be_bytes()),
-        }
-    }
-    if hv >= 2 {
-        f.push(0);
-    }
+) -> Result<Vec<u8>> {
+    let header = wire::encode_request_header(&wire::Header {
+        api_key: key,
+        api_version: version,
+        correlation_id: corr,
+        client_id: client_id.map(str::to_owned),
+    })?;
+    let len = u32::try_from(header.len() + body.len())
+        .map_err(|_| format!("request of {} bytes is too large", body.len()))?;
+    let mut f = Vec::with_capacity(4 + header.len() + body.len());
+    f.extend_from_slice(&len.to_be_bytes());
+    f.extend_from_slice(&header);
     f.extend_from_slice(body);
-    let len = (f.len() - 4) as u32;
-    f[0..4].copy_from_slice(&len.to_be_bytes());
-    f
+    Ok(f)
 }
 
 impl Client {
@@ -107,7 +92,7 @@ impl Client {
     /// Send a request of body bytes; returns its correlation id.
     pub async fn send_body(&mut self, key: i16, version: i16, body: &[u8]) -> Result<i32> {
         let corr = self.next_correlation();
-        let f = raw_frame(key, version, corr, self.client_id.as_deref(), body);
+        let f = raw_frame(key, version, corr, self.client_id.as_deref(), body)?;
         self.write_raw(&f).await?;
         Ok(corr)
     }
@@ -140,12 +125,14 @@ impl Client {
     ) -> Result<StreamsGroupHeartbeatResponse> {
         let corr = self
             .send_body(
-                88,
+                STREAMS_GROUP_HEARTBEAT_KEY,
                 version,
                 &codec88::encode_heartbeat_request(req, version)?,
             )
             .await?;
-        let body = self.read_body(88, version, corr).await?;
+        let body = self
+            .read_body(STREAMS_GROUP_HEARTBEAT_KEY, version, corr)
+            .await?;
         codec88::decode_heartbeat_response(&body, version)
     }
 
@@ -156,12 +143,14 @@ impl Client {
     ) -> Result<StreamsGroupDescribeResponse> {
         let corr = self
             .send_body(
-                89,
+                STREAMS_GROUP_DESCRIBE_KEY,
                 version,
                 &codec88::encode_describe_request(req, version)?,
             )
             .await?;
-        let body = self.read_body(89, version, corr).await?;
+        let body = self
+            .read_body(STREAMS_GROUP_DESCRIBE_KEY, version, corr)
+            .await?;
         codec88::decode_describe_response(&body, version)
     }
 

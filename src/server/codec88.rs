@@ -8,9 +8,9 @@ use crate::protocol::{
 };
 use crate::records::Record;
 
-/// Records -> batch body.
-pub fn encode_records(records: &[Record]) -> Vec<u8> {
-    crate::records::codec::encode_batch(records)
+/// Records -> batch body; fails for a record Kafka's layout cannot represent.
+pub fn encode_records(records: &[Record]) -> Result<Vec<u8>, String> {
+    crate::records::codec::encode_batch(records).map_err(|e| e.to_string())
 }
 
 /// Batch body -> records.

@@ -17,6 +17,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::{Bytes, BytesMut};
+
+use crate::error::ErrorCode;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
@@ -30,16 +32,6 @@ use kafka_protocol::messages::offset_for_leader_epoch_response::{
 };
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::*;
-
-const E_NONE: i16 = 0;
-const E_OFFSET_OUT_OF_RANGE: i16 = 1;
-const E_CORRUPT_MESSAGE: i16 = 2;
-const E_UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-const E_INVALID_REQUIRED_ACKS: i16 = 21;
-const E_OUT_OF_ORDER_SEQUENCE: i16 = 45;
-const E_UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
-const E_TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
-const E_UNKNOWN_TOPIC_ID: i16 = 100;
 
 /// Size of the v2 record batch header up to and including the record count.
 pub const BATCH_HEADER: usize = 61;
@@ -91,19 +83,19 @@ pub fn split_batches(records: &[u8]) -> Result<Vec<(BatchHeader, &[u8])>, i16> {
     while at < records.len() {
         let rest = &records[at..];
         if rest.len() < 17 {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         let batch_len = be_i32(rest, 8);
         if batch_len < 0 {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         let total = 12usize + batch_len as usize;
         let magic = rest[16] as i8;
         if magic != 2 {
-            return Err(E_UNSUPPORTED_FOR_MESSAGE_FORMAT);
+            return Err(ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT.0);
         }
         if total < BATCH_HEADER || rest.len() < total {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         let b = &rest[..total];
         let h = BatchHeader {
@@ -121,10 +113,10 @@ pub fn split_batches(records: &[u8]) -> Result<Vec<(BatchHeader, &[u8])>, i16> {
             records_count: be_i32(b, 57),
         };
         if h.last_offset_delta < 0 || h.records_count < 0 {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         if crc32c::crc32c(&b[21..]) != h.crc {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         out.push((h, b));
         at += total;
@@ -180,7 +172,7 @@ impl PartitionLog {
     fn append(&mut self, records: &[u8]) -> Result<i64, i16> {
         let batches = split_batches(records)?;
         if batches.is_empty() {
-            return Err(E_CORRUPT_MESSAGE);
+            return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         // Exact retry of the last batch of an idempotent producer: same answer, nothing appended.
         if batches.len() == 1 {
@@ -197,7 +189,7 @@ impl PartitionLog {
                     && h.base_sequence != t.last_sequence.wrapping_add(1)
                     && h.base_sequence != 0
                 {
-                    return Err(E_OUT_OF_ORDER_SEQUENCE);
+                    return Err(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER.0);
                 }
             }
         }
@@ -329,20 +321,20 @@ impl DataPlane {
                 rp.log_start_offset = -1;
                 let name = t.name.0.as_str();
                 rp.error_code = if by_id {
-                    E_UNKNOWN_TOPIC_ID
+                    ErrorCode::UNKNOWN_TOPIC_ID.0
                 } else if !acks_ok {
-                    E_INVALID_REQUIRED_ACKS
+                    ErrorCode::INVALID_REQUIRED_ACKS.0
                 } else if req.transactional_id.is_some() {
-                    E_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.0
                 } else if !known(topics, name, p.index) {
-                    E_UNKNOWN_TOPIC_OR_PARTITION
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
                 } else {
                     let log = self.logs.entry((name.to_string(), p.index)).or_default();
                     match log.append(p.records.as_deref().unwrap_or(&[])) {
                         Ok(base) => {
                             rp.base_offset = base;
                             rp.log_start_offset = log.log_start;
-                            E_NONE
+                            ErrorCode::NONE.0
                         }
                         Err(e) => e,
                     }
@@ -373,9 +365,9 @@ impl DataPlane {
                 pd.records = Some(Bytes::new());
                 let name = t.topic.0.as_str();
                 if version >= 13 {
-                    pd.error_code = E_UNKNOWN_TOPIC_ID;
+                    pd.error_code = ErrorCode::UNKNOWN_TOPIC_ID.0;
                 } else if !known(topics, name, p.partition) {
-                    pd.error_code = E_UNKNOWN_TOPIC_OR_PARTITION;
+                    pd.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
                     pd.high_watermark = -1;
                 } else {
                     let (end, start) = self.end_and_start(name, p.partition);
@@ -386,7 +378,7 @@ impl DataPlane {
                         pd.aborted_transactions = Some(Vec::new());
                     }
                     if p.fetch_offset < start || p.fetch_offset > end {
-                        pd.error_code = E_OFFSET_OUT_OF_RANGE;
+                        pd.error_code = ErrorCode::OFFSET_OUT_OF_RANGE.0;
                     } else if p.fetch_offset < end {
                         let log = self.log(name, p.partition).expect("end > 0 means a log");
                         let max = (p.partition_max_bytes.max(1) as usize).min(budget.max(1));
@@ -420,7 +412,7 @@ impl DataPlane {
                 rp.offset = -1;
                 let name = t.name.0.as_str();
                 if !known(topics, name, p.partition_index) {
-                    rp.error_code = E_UNKNOWN_TOPIC_OR_PARTITION;
+                    rp.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
                 } else {
                     let (end, start) = self.end_and_start(name, p.partition_index);
                     let log = self.log(name, p.partition_index);
@@ -462,7 +454,7 @@ impl DataPlane {
     ) -> InitProducerIdResponse {
         let mut resp = InitProducerIdResponse::default();
         if req.transactional_id.is_some() {
-            resp.error_code = E_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            resp.error_code = ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.0;
             resp.producer_id = (-1).into();
             resp.producer_epoch = -1;
             return resp;
@@ -496,7 +488,7 @@ impl DataPlane {
                 rp.low_watermark = -1;
                 let name = t.name.0.as_str();
                 if !known(topics, name, p.partition_index) {
-                    rp.error_code = E_UNKNOWN_TOPIC_OR_PARTITION;
+                    rp.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
                 } else {
                     let log = self
                         .logs
@@ -504,7 +496,7 @@ impl DataPlane {
                         .or_default();
                     let target = if p.offset == -1 { log.end } else { p.offset };
                     if target < 0 || target > log.end {
-                        rp.error_code = E_OFFSET_OUT_OF_RANGE;
+                        rp.error_code = ErrorCode::OFFSET_OUT_OF_RANGE.0;
                     } else {
                         log.delete_before(target);
                         rp.low_watermark = log.log_start;
@@ -533,7 +525,7 @@ impl DataPlane {
                 rp.partition = p.partition;
                 let name = t.topic.0.as_str();
                 if !known(topics, name, p.partition) {
-                    rp.error_code = E_UNKNOWN_TOPIC_OR_PARTITION;
+                    rp.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
                     rp.leader_epoch = -1;
                     rp.end_offset = -1;
                 } else if p.leader_epoch < 0 {
@@ -556,12 +548,12 @@ impl DataPlane {
 /// is answered at once (a consumer that has just given up its partitions sends those, and waits for
 /// the answer when it closes).
 pub fn fetch_is_empty(resp: &FetchResponse) -> bool {
-    resp.error_code == E_NONE
+    resp.error_code == ErrorCode::NONE.0
         && resp.responses.iter().any(|t| !t.partitions.is_empty())
         && resp.responses.iter().all(|t| {
-            t.partitions
-                .iter()
-                .all(|p| p.error_code == E_NONE && p.records.as_ref().is_none_or(|r| r.is_empty()))
+            t.partitions.iter().all(|p| {
+                p.error_code == ErrorCode::NONE.0 && p.records.as_ref().is_none_or(|r| r.is_empty())
+            })
         })
 }
 
@@ -760,19 +752,19 @@ mod tests {
         let pd = |r: FetchResponse| r.responses[0].partitions[0].error_code;
         assert_eq!(
             pd(dp.fetch(&topics(), &fetch_req("in", 0, 3, 100), 12)),
-            E_OFFSET_OUT_OF_RANGE
+            ErrorCode::OFFSET_OUT_OF_RANGE.0
         );
         assert_eq!(
             pd(dp.fetch(&topics(), &fetch_req("in", 2, 0, 100), 12)),
-            E_UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
         );
         assert_eq!(
             pd(dp.fetch(&topics(), &fetch_req("nope", 0, 0, 100), 12)),
-            E_UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
         );
         assert_eq!(
             pd(dp.fetch(&topics(), &fetch_req("in", 0, 0, 100), 13)),
-            E_UNKNOWN_TOPIC_ID
+            ErrorCode::UNKNOWN_TOPIC_ID.0
         );
         assert!(!fetch_is_empty(&dp.fetch(
             &topics(),
@@ -793,30 +785,36 @@ mod tests {
         let mut dp = DataPlane::new();
         assert_eq!(
             produce_one(&mut dp, 5, batch(1, 1, -1, -1)).0,
-            E_UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
         );
         let mut bad = BytesMut::from(&batch(1, 1, -1, -1)[..]);
         let n = bad.len();
         bad[n - 1] ^= 0xff;
-        assert_eq!(produce_one(&mut dp, 0, bad.freeze()).0, E_CORRUPT_MESSAGE);
+        assert_eq!(
+            produce_one(&mut dp, 0, bad.freeze()).0,
+            ErrorCode::CORRUPT_MESSAGE.0
+        );
         let mut v1 = BytesMut::from(&batch(1, 1, -1, -1)[..]);
         v1[16] = 1;
         assert_eq!(
             produce_one(&mut dp, 0, v1.freeze()).0,
-            E_UNSUPPORTED_FOR_MESSAGE_FORMAT
+            ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT.0
         );
         let b = batch(1, 1, -1, -1);
         assert_eq!(
             produce_one(&mut dp, 0, b.slice(..b.len() - 3)).0,
-            E_CORRUPT_MESSAGE
+            ErrorCode::CORRUPT_MESSAGE.0
         );
-        assert_eq!(produce_one(&mut dp, 0, Bytes::new()).0, E_CORRUPT_MESSAGE);
+        assert_eq!(
+            produce_one(&mut dp, 0, Bytes::new()).0,
+            ErrorCode::CORRUPT_MESSAGE.0
+        );
         let mut r = produce_req("in", 0, batch(1, 1, -1, -1));
         r.acks = 2;
         let resp = dp.produce(&topics(), &r, 9);
         assert_eq!(
             resp.responses[0].partition_responses[0].error_code,
-            E_INVALID_REQUIRED_ACKS
+            ErrorCode::INVALID_REQUIRED_ACKS.0
         );
         // Nothing was appended by any of these.
         assert_eq!(dp.log("in", 0).map(|l| l.end_offset()).unwrap_or(0), 0);
@@ -839,7 +837,7 @@ mod tests {
         assert_eq!(produce_one(&mut dp, 0, batch(1, 1, 0, 2)), (0, 2));
         assert_eq!(
             produce_one(&mut dp, 0, batch(1, 1, 0, 9)).0,
-            E_OUT_OF_ORDER_SEQUENCE
+            ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER.0
         );
         assert_eq!(dp.log("in", 0).unwrap().end_offset(), 3);
         // Transactional ids are not served.
@@ -872,7 +870,7 @@ mod tests {
         assert!(ts >= 5000);
         assert_eq!(
             list(&dp, 7, LATEST_TIMESTAMP).0,
-            E_UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
         );
 
         let del = |dp: &mut DataPlane, off: i64| {
@@ -891,12 +889,12 @@ mod tests {
         assert_eq!(del(&mut dp, 3), (0, 3));
         assert_eq!(list(&dp, 0, EARLIEST_TIMESTAMP).1, 3);
         assert_eq!(dp.log("in", 0).unwrap().batches.len(), 1);
-        assert_eq!(del(&mut dp, 9).0, E_OFFSET_OUT_OF_RANGE);
+        assert_eq!(del(&mut dp, 9).0, ErrorCode::OFFSET_OUT_OF_RANGE.0);
         assert_eq!(del(&mut dp, 1), (0, 3)); // never backwards
         let r = dp.fetch(&topics(), &fetch_req("in", 0, 2, 100), 12);
         assert_eq!(
             r.responses[0].partitions[0].error_code,
-            E_OFFSET_OUT_OF_RANGE
+            ErrorCode::OFFSET_OUT_OF_RANGE.0
         );
         assert_eq!(r.responses[0].partitions[0].log_start_offset, 3);
         assert_eq!(del(&mut dp, -1), (0, 4));
@@ -932,6 +930,6 @@ mod tests {
         let mut neg = BytesMut::from(&batch(1, 1, -1, -1)[..]);
         neg[8..12].copy_from_slice(&(-5i32).to_be_bytes());
         assert!(split_batches(&neg).is_err());
-        assert_eq!(error_name(E_CORRUPT_MESSAGE), "CorruptMessage");
+        assert_eq!(error_name(ErrorCode::CORRUPT_MESSAGE.0), "CorruptMessage");
     }
 }

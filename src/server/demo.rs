@@ -10,7 +10,10 @@ use tokio::sync::{oneshot, watch};
 use tracing::{info, warn};
 
 use crate::config::CoordinatorConfig;
-use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology};
+use crate::protocol::{
+    STREAMS_GROUP_HEARTBEAT_KEY, StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo,
+    Topology,
+};
 
 use super::wire::{Header, Req, Resp};
 use super::{Job, Shared};
@@ -58,7 +61,7 @@ async fn call(
 ) -> Option<crate::protocol::StreamsGroupHeartbeatResponse> {
     let (tx, rx) = oneshot::channel();
     let header = Header {
-        api_key: 88,
+        api_key: STREAMS_GROUP_HEARTBEAT_KEY,
         api_version: 1,
         correlation_id: 0,
         client_id: Some("demo".into()),

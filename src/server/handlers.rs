@@ -25,6 +25,7 @@ use kafka_protocol::protocol::StrBytes;
 use crate::error::ErrorCode;
 use crate::protocol::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use crate::records::Record;
+use crate::topic;
 use crate::topology::MetadataImage;
 use crate::types::Millis;
 
@@ -34,24 +35,6 @@ use super::core::{
 };
 use super::log::{LogEntry, TopicChange};
 use super::wire::{Header, Req, RequestKind, Resp, ResponseKind};
-
-/// Kafka's internal topics (`Topic.INTERNAL_TOPICS`).
-pub const INTERNAL_TOPICS: &[&str] = &[
-    "__consumer_offsets",
-    "__transaction_state",
-    "__share_group_state",
-];
-
-/// Kafka's topic name rule (`Topic.validate`).
-pub fn valid_topic_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "."
-        && name != ".."
-        && name.len() <= 249
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
-}
 
 fn s(v: impl Into<String>) -> StrBytes {
     StrBytes::from_string(v.into())
@@ -264,7 +247,7 @@ impl State {
         for name in names {
             let mut t = MetadataResponseTopic::default();
             t.name = Some(TopicName(s(name.clone())));
-            t.is_internal = INTERNAL_TOPICS.contains(&name.as_str());
+            t.is_internal = topic::is_internal(&name);
             match self.topics.get(&name) {
                 Some(&n) => {
                     t.partitions = (0..n)
@@ -280,7 +263,7 @@ impl State {
                         .collect();
                 }
                 None => {
-                    t.error_code = if valid_topic_name(&name) {
+                    t.error_code = if topic::is_valid_name(&name) {
                         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
                     } else {
                         ErrorCode::INVALID_TOPIC_EXCEPTION.0
@@ -402,7 +385,7 @@ impl State {
                         "Create topics request contains multiple entries for the topic {name}."
                     ),
                 );
-            } else if !valid_topic_name(&name) {
+            } else if !topic::is_valid_name(&name) {
                 fail(
                     &mut res,
                     ErrorCode::INVALID_TOPIC_EXCEPTION,

@@ -9,16 +9,19 @@ use kafka_protocol::messages::api_versions_response::{
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
+use crate::error::ErrorCode;
 use crate::protocol::{
-    StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
-    StreamsGroupHeartbeatResponse,
+    RequestHeader, STREAMS_GROUP_DESCRIBE_KEY, STREAMS_GROUP_HEARTBEAT_KEY, STREAMS_MAX_VERSION,
+    STREAMS_MIN_VERSION, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
+    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, decode_response_header_v1,
 };
 
 use super::codec88;
 
 macro_rules! kafka_enums {
-    ($($name:ident($req:ident, $resp:ident) = $key:expr),* $(,)?) => {
-        /// The kafka-protocol requests this server serves.
+    ($($name:ident($req:ident, $resp:ident)),* $(,)?) => {
+        /// The kafka-protocol requests this server serves (each variant is named after its
+        /// [`ApiKey`]).
         #[derive(Debug)]
         pub enum RequestKind { $($name($req)),* }
         /// Their responses (plus ApiVersions).
@@ -28,7 +31,7 @@ macro_rules! kafka_enums {
         impl RequestKind {
             pub fn decode(key: i16, body: &mut Bytes, version: i16) -> Result<RequestKind, String> {
                 match key {
-                    $($key => $req::decode(body, version).map(RequestKind::$name).map_err(|e| format!("{e:#}")),)*
+                    $(k if k == ApiKey::$name as i16 => $req::decode(body, version).map(RequestKind::$name).map_err(|e| format!("{e:#}")),)*
                     _ => Err(format!("key {key} is not served")),
                 }
             }
@@ -40,8 +43,8 @@ macro_rules! kafka_enums {
         impl ResponseKind {
             pub fn decode(key: i16, body: &mut Bytes, version: i16) -> Result<ResponseKind, String> {
                 match key {
-                    18 => ApiVersionsResponse::decode(body, version).map(ResponseKind::ApiVersions).map_err(|e| format!("{e:#}")),
-                    $($key => $resp::decode(body, version).map(ResponseKind::$name).map_err(|e| format!("{e:#}")),)*
+                    k if k == API_VERSIONS_KEY => ApiVersionsResponse::decode(body, version).map(ResponseKind::ApiVersions).map_err(|e| format!("{e:#}")),
+                    $(k if k == ApiKey::$name as i16 => $resp::decode(body, version).map(ResponseKind::$name).map_err(|e| format!("{e:#}")),)*
                     _ => Err(format!("key {key} is not served")),
                 }
             }
@@ -56,53 +59,64 @@ macro_rules! kafka_enums {
 }
 
 kafka_enums! {
-    Produce(ProduceRequest, ProduceResponse) = 0,
-    Fetch(FetchRequest, FetchResponse) = 1,
-    ListOffsets(ListOffsetsRequest, ListOffsetsResponse) = 2,
-    Metadata(MetadataRequest, MetadataResponse) = 3,
-    OffsetCommit(OffsetCommitRequest, OffsetCommitResponse) = 8,
-    OffsetFetch(OffsetFetchRequest, OffsetFetchResponse) = 9,
-    FindCoordinator(FindCoordinatorRequest, FindCoordinatorResponse) = 10,
-    DescribeGroups(DescribeGroupsRequest, DescribeGroupsResponse) = 15,
-    ListGroups(ListGroupsRequest, ListGroupsResponse) = 16,
-    CreateTopics(CreateTopicsRequest, CreateTopicsResponse) = 19,
-    DeleteTopics(DeleteTopicsRequest, DeleteTopicsResponse) = 20,
-    DeleteRecords(DeleteRecordsRequest, DeleteRecordsResponse) = 21,
-    InitProducerId(InitProducerIdRequest, InitProducerIdResponse) = 22,
-    OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) = 23,
-    DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse) = 42,
+    Produce(ProduceRequest, ProduceResponse),
+    Fetch(FetchRequest, FetchResponse),
+    ListOffsets(ListOffsetsRequest, ListOffsetsResponse),
+    Metadata(MetadataRequest, MetadataResponse),
+    OffsetCommit(OffsetCommitRequest, OffsetCommitResponse),
+    OffsetFetch(OffsetFetchRequest, OffsetFetchResponse),
+    FindCoordinator(FindCoordinatorRequest, FindCoordinatorResponse),
+    DescribeGroups(DescribeGroupsRequest, DescribeGroupsResponse),
+    ListGroups(ListGroupsRequest, ListGroupsResponse),
+    CreateTopics(CreateTopicsRequest, CreateTopicsResponse),
+    DeleteTopics(DeleteTopicsRequest, DeleteTopicsResponse),
+    DeleteRecords(DeleteRecordsRequest, DeleteRecordsResponse),
+    InitProducerId(InitProducerIdRequest, InitProducerIdResponse),
+    OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse),
 }
 
-pub const HEARTBEAT_KEY: i16 = 88;
-pub const DESCRIBE_KEY: i16 = 89;
-pub const UNSUPPORTED_VERSION: i16 = 35;
+const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
 
-/// Every key this server serves, with its version range (Kafka 4.4's ranges; versions Kafka 4.0
-/// removed under KIP-896 are not served, as on a real 4.x broker).
+/// The one table of served API keys and their version ranges (Kafka 4.4's ranges; versions
+/// Kafka 4.0 removed under KIP-896 are not served, as on a real 4.x broker). Keys 88/89 take
+/// their range from the core's codec.
 pub const SUPPORTED: &[(i16, i16, i16)] = &[
-    (0, 3, 12), // Produce (data_plane; 13 needs topic ids, which Metadata does not carry)
-    (1, 4, 17), // Fetch (data_plane)
-    (2, 1, 10), // ListOffsets
-    (3, 0, 12), // Metadata
-    (8, 2, 9),  // OffsetCommit
-    (9, 1, 9),  // OffsetFetch
-    (10, 0, 6), // FindCoordinator
-    (15, 0, 6), // DescribeGroups
-    (16, 0, 5), // ListGroups
-    (18, 0, 4), // ApiVersions
-    (19, 2, 7), // CreateTopics
-    (20, 1, 6), // DeleteTopics
-    (21, 0, 2), // DeleteRecords (data_plane)
-    (22, 0, 5), // InitProducerId (data_plane; idempotent producers only)
-    (23, 2, 4), // OffsetForLeaderEpoch (data_plane)
-    (42, 0, 2), // DeleteGroups
-    (HEARTBEAT_KEY, 0, 1),
-    (DESCRIBE_KEY, 0, 1),
+    (ApiKey::Produce as i16, 3, 12), // data_plane; 13 needs topic ids, which Metadata lacks
+    (ApiKey::Fetch as i16, 4, 17),   // data_plane
+    (ApiKey::ListOffsets as i16, 1, 10),
+    (ApiKey::Metadata as i16, 0, 12),
+    (ApiKey::OffsetCommit as i16, 2, 9),
+    (ApiKey::OffsetFetch as i16, 1, 9),
+    (ApiKey::FindCoordinator as i16, 0, 6),
+    (ApiKey::DescribeGroups as i16, 0, 6),
+    (ApiKey::ListGroups as i16, 0, 5),
+    (API_VERSIONS_KEY, 0, 4),
+    (ApiKey::CreateTopics as i16, 2, 7),
+    (ApiKey::DeleteTopics as i16, 1, 6),
+    (ApiKey::DeleteRecords as i16, 0, 2),        // data_plane
+    (ApiKey::InitProducerId as i16, 0, 5),       // data_plane; idempotent producers only
+    (ApiKey::OffsetForLeaderEpoch as i16, 2, 4), // data_plane
+    (ApiKey::DeleteGroups as i16, 0, 2),
+    (
+        STREAMS_GROUP_HEARTBEAT_KEY,
+        STREAMS_MIN_VERSION,
+        STREAMS_MAX_VERSION,
+    ),
+    (
+        STREAMS_GROUP_DESCRIBE_KEY,
+        STREAMS_MIN_VERSION,
+        STREAMS_MAX_VERSION,
+    ),
 ];
+
+fn is_streams_key(key: i16) -> bool {
+    key == STREAMS_GROUP_HEARTBEAT_KEY || key == STREAMS_GROUP_DESCRIBE_KEY
+}
 
 /// The served range of a key.
 pub fn supported(key: i16, streams_enabled: bool) -> Option<(i16, i16)> {
-    if !streams_enabled && (key == HEARTBEAT_KEY || key == DESCRIBE_KEY) {
+    if !streams_enabled && is_streams_key(key) {
         return None;
     }
     SUPPORTED
@@ -151,7 +165,7 @@ pub enum Decoded {
 }
 
 fn request_header_version(key: i16, version: i16) -> i16 {
-    if key == HEARTBEAT_KEY || key == DESCRIBE_KEY {
+    if is_streams_key(key) {
         return 2;
     }
     match ApiKey::try_from(key) {
@@ -161,10 +175,11 @@ fn request_header_version(key: i16, version: i16) -> i16 {
 }
 
 fn response_header_version(key: i16, version: i16) -> i16 {
-    if key == HEARTBEAT_KEY || key == DESCRIBE_KEY {
+    if is_streams_key(key) {
         return 1;
     }
-    if key == 18 {
+    if key == API_VERSIONS_KEY {
+        // Always v0, so that a client on any version can read the error.
         return 0;
     }
     match ApiKey::try_from(key) {
@@ -173,94 +188,42 @@ fn response_header_version(key: i16, version: i16) -> i16 {
     }
 }
 
-struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
-        if self.buf.len() - self.pos < n {
-            return Err("request header truncated".into());
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-    fn i16(&mut self) -> Result<i16, String> {
-        Ok(i16::from_be_bytes(self.take(2)?.try_into().unwrap()))
-    }
-    fn i32(&mut self) -> Result<i32, String> {
-        Ok(i32::from_be_bytes(self.take(4)?.try_into().unwrap()))
-    }
-    fn uvarint(&mut self) -> Result<u32, String> {
-        let mut v: u32 = 0;
-        for i in 0..5 {
-            let b = self.take(1)?[0];
-            v |= ((b & 0x7f) as u32) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err("varint too long".into())
-    }
-}
-
-/// Parse the request header of a frame; returns the header and the body offset.
+/// Parse the request header of a frame (after the size prefix); returns the header and the
+/// body offset. The header version follows from the key and version; decoding is the core's
+/// strict [`RequestHeader`] codec: a malformed varint or a client id that is not UTF-8 is an
+/// error, not something to guess around.
 pub fn parse_header(frame: &[u8]) -> Result<(Header, usize), String> {
-    let mut c = Cursor { buf: frame, pos: 0 };
-    let api_key = c.i16()?;
-    let api_version = c.i16()?;
-    let correlation_id = c.i32()?;
-    let hv = request_header_version(api_key, api_version);
-    let client_id = if hv >= 1 {
-        let len = c.i16()?;
-        if len < -1 {
-            return Err("negative client id length".into());
-        }
-        if len == -1 {
-            None
-        } else {
-            let b = c.take(len as usize)?;
-            Some(String::from_utf8_lossy(b).into_owned())
-        }
-    } else {
-        None
-    };
-    if hv >= 2 {
-        let n = c.uvarint()?;
-        for _ in 0..n {
-            let _tag = c.uvarint()?;
-            let size = c.uvarint()? as usize;
-            c.take(size)?;
-        }
-    }
+    let (api_key, api_version) = crate::protocol::peek_api_key_version(frame)
+        .ok_or_else(|| "request header truncated".to_owned())?;
+    let header_version = request_header_version(api_key, api_version);
+    let (h, body_offset) =
+        RequestHeader::decode_version(frame, header_version).map_err(|e| e.to_string())?;
     Ok((
         Header {
-            api_key,
-            api_version,
-            correlation_id,
-            client_id,
+            api_key: h.api_key,
+            api_version: h.api_version,
+            correlation_id: h.correlation_id,
+            client_id: h.client_id,
         },
-        c.pos,
+        body_offset,
     ))
 }
 
 /// Decode one frame (without its length prefix).
 pub fn decode_frame(frame: Bytes, streams_enabled: bool) -> Decoded {
-    if frame.len() < 8 {
+    // Header v0 is the part every header starts with: key, version, correlation id.
+    let Ok((prefix, _)) = RequestHeader::decode_version(&frame, 0) else {
         return Decoded::Close(format!(
             "frame of {} bytes is shorter than a request header",
             frame.len()
         ));
-    }
-    let key = i16::from_be_bytes([frame[0], frame[1]]);
-    let version = i16::from_be_bytes([frame[2], frame[3]]);
-    let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    };
+    let (key, version, correlation_id) =
+        (prefix.api_key, prefix.api_version, prefix.correlation_id);
     let Some((lo, hi)) = supported(key, streams_enabled) else {
         return Decoded::Close(format!("unsupported API key {key} (version {version})"));
     };
-    if key == 18 && !(lo..=hi).contains(&version) {
+    if key == API_VERSIONS_KEY && !(lo..=hi).contains(&version) {
         return Decoded::ApiVersionsUnsupported(Header {
             api_key: key,
             api_version: version,
@@ -277,9 +240,13 @@ pub fn decode_frame(frame: Bytes, streams_enabled: bool) -> Decoded {
     };
     let mut body = frame.slice(off..);
     let req = match key {
-        HEARTBEAT_KEY => codec88::decode_heartbeat_request(&body, version).map(Req::Heartbeat),
-        DESCRIBE_KEY => codec88::decode_describe_request(&body, version).map(Req::Describe),
-        18 => ApiVersionsRequest::decode(&mut body, version)
+        STREAMS_GROUP_HEARTBEAT_KEY => {
+            codec88::decode_heartbeat_request(&body, version).map(Req::Heartbeat)
+        }
+        STREAMS_GROUP_DESCRIBE_KEY => {
+            codec88::decode_describe_request(&body, version).map(Req::Describe)
+        }
+        API_VERSIONS_KEY => ApiVersionsRequest::decode(&mut body, version)
             .map(Req::ApiVersions)
             .map_err(|e| e.to_string()),
         _ => RequestKind::decode(key, &mut body, version).map(Req::Kafka),
@@ -364,35 +331,34 @@ pub fn api_versions_response(
 /// The ApiVersions answer to an unsupported ApiVersions version: v0 body, error 35, full table.
 pub fn api_versions_unsupported_frame(correlation_id: i32, streams_enabled: bool) -> Bytes {
     let h = Header {
-        api_key: 18,
+        api_key: API_VERSIONS_KEY,
         api_version: 0,
         correlation_id,
         client_id: None,
     };
-    let r = api_versions_response(UNSUPPORTED_VERSION, 0, streams_enabled);
+    let r = api_versions_response(ErrorCode::UNSUPPORTED_VERSION.0, 0, streams_enabled);
     encode_response(&h, &Resp::Kafka(ResponseKind::ApiVersions(r))).expect("v0 encodes")
+}
+
+/// The request header of `h`, at the header version its key and version use.
+pub fn encode_request_header(h: &Header) -> Result<Vec<u8>, String> {
+    let header = RequestHeader {
+        api_key: h.api_key,
+        api_version: h.api_version,
+        correlation_id: h.correlation_id,
+        client_id: h.client_id.clone(),
+        unknown_tagged_fields: Vec::new(),
+    };
+    header
+        .encode_version(request_header_version(h.api_key, h.api_version))
+        .map_err(|e| e.to_string())
 }
 
 /// Encode a request frame (length prefix included): for tests, the bench and the demo client.
 pub fn encode_request(h: &Header, req: &Req) -> Result<Bytes, String> {
     let mut buf = BytesMut::with_capacity(128);
     buf.put_u32(0);
-    buf.put_i16(h.api_key);
-    buf.put_i16(h.api_version);
-    buf.put_i32(h.correlation_id);
-    let hv = request_header_version(h.api_key, h.api_version);
-    if hv >= 1 {
-        match &h.client_id {
-            Some(c) => {
-                buf.put_i16(c.len() as i16);
-                buf.put_slice(c.as_bytes());
-            }
-            None => buf.put_i16(-1),
-        }
-    }
-    if hv >= 2 {
-        buf.put_u8(0);
-    }
+    buf.put_slice(&encode_request_header(h)?);
     match req {
         Req::ApiVersions(r) => r
             .encode(&mut buf, h.api_version)
@@ -413,23 +379,14 @@ pub fn split_response(
     api_version: i16,
     frame: &[u8],
 ) -> Result<(i32, &[u8]), String> {
-    if frame.len() < 4 {
-        return Err("response shorter than its header".into());
-    }
-    let corr = i32::from_be_bytes(frame[0..4].try_into().unwrap());
-    let mut off = 4;
     if response_header_version(api_key, api_version) >= 1 {
-        // Tagged fields: we only ever see an empty set.
-        if frame.len() < 5 {
-            return Err("response header truncated".into());
-        }
-        let n = frame[4];
-        if n != 0 {
-            return Err("unexpected tagged fields in response header".into());
-        }
-        off = 5;
+        let (corr, len) = decode_response_header_v1(frame).map_err(|e| e.to_string())?;
+        return Ok((corr, &frame[len..]));
     }
-    Ok((corr, &frame[off..]))
+    let (corr, body) = frame
+        .split_first_chunk::<4>()
+        .ok_or_else(|| "response shorter than its header".to_owned())?;
+    Ok((i32::from_be_bytes(*corr), body))
 }
 
 /// Decode a response body of a kafka-protocol key.
@@ -440,4 +397,98 @@ pub fn decode_kafka_response(
 ) -> Result<ResponseKind, String> {
     let mut b = Bytes::copy_from_slice(body);
     ResponseKind::decode(api_key, &mut b, api_version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Key 88 v1 (request header v2): key, version, correlation id, then `rest`.
+    fn header_v2(rest: &[u8]) -> Vec<u8> {
+        let mut frame = vec![0, 88, 0, 1, 0, 0, 0, 7];
+        frame.extend_from_slice(rest);
+        frame
+    }
+
+    #[test]
+    fn header_round_trips_through_the_shared_codec() {
+        let metadata = || Req::Kafka(RequestKind::Metadata(MetadataRequest::default()));
+        let requests = [
+            (
+                88,
+                1,
+                Req::Heartbeat(StreamsGroupHeartbeatRequest::default()),
+            ),
+            (3, 0, metadata()),
+            (3, 12, metadata()),
+            (18, 3, Req::ApiVersions(ApiVersionsRequest::default())),
+        ];
+        for (key, version, req) in requests {
+            let h = Header {
+                api_key: key,
+                api_version: version,
+                correlation_id: 42,
+                client_id: Some("client-é".into()),
+            };
+            let frame = encode_request(&h, &req).unwrap();
+            let (parsed, offset) = parse_header(&frame[4..]).unwrap();
+            assert_eq!(parsed, h, "key {key} v{version}");
+            assert!(offset <= frame.len() - 4);
+        }
+    }
+
+    #[test]
+    fn overflowing_varint_in_the_header_is_an_error() {
+        // Client id "c", then a tagged-field count whose fifth byte carries bits beyond 32 (it
+        // would wrap to 0 if the overflow were ignored).
+        let frame = header_v2(&[0, 1, b'c', 0x80, 0x80, 0x80, 0x80, 0x10]);
+        let e = parse_header(&frame).unwrap_err();
+        assert!(e.contains("varint"), "{e}");
+        // Six bytes for a count of 0.
+        let frame = header_v2(&[0, 1, b'c', 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]);
+        let e = parse_header(&frame).unwrap_err();
+        assert!(e.contains("varint"), "{e}");
+        // A well-formed count of 0 is fine.
+        let frame = header_v2(&[0, 1, b'c', 0x00]);
+        assert_eq!(parse_header(&frame).unwrap().1, frame.len());
+    }
+
+    #[test]
+    fn client_id_that_is_not_utf8_is_an_error() {
+        // Header v2 (key 88) and header v1 (Metadata v0).
+        let v2 = header_v2(&[0, 2, 0xc3, 0x28, 0x00]);
+        let v1 = [0, 3, 0, 0, 0, 0, 0, 1, 0, 1, 0xff];
+        for frame in [&v2[..], &v1[..]] {
+            let e = parse_header(frame).unwrap_err();
+            assert!(e.contains("UTF-8") && e.contains("ClientId"), "{e}");
+        }
+    }
+
+    #[test]
+    fn malformed_headers_are_errors_naming_the_field() {
+        // Negative client id length other than -1.
+        let e = parse_header(&header_v2(&[0xff, 0xfe, 0x00])).unwrap_err();
+        assert!(e.contains("ClientId"), "{e}");
+        // Client id longer than the frame.
+        let e = parse_header(&header_v2(&[0x00, 0x05, b'a'])).unwrap_err();
+        assert!(e.contains("truncated") && e.contains("ClientId"), "{e}");
+        // Tagged-field count larger than the bytes left.
+        let e = parse_header(&header_v2(&[0xff, 0xff, 0x05, 0x00])).unwrap_err();
+        assert!(e.contains("TaggedFields"), "{e}");
+        assert!(parse_header(&[0, 88]).is_err());
+    }
+
+    #[test]
+    fn streams_keys_take_their_range_from_the_core_codec() {
+        for key in [STREAMS_GROUP_HEARTBEAT_KEY, STREAMS_GROUP_DESCRIBE_KEY] {
+            assert_eq!(
+                supported(key, true),
+                Some((STREAMS_MIN_VERSION, STREAMS_MAX_VERSION))
+            );
+            assert_eq!(supported(key, false), None);
+        }
+        let mut keys: Vec<i16> = SUPPORTED.iter().map(|(k, _, _)| *k).collect();
+        keys.dedup();
+        assert_eq!(keys.len(), SUPPORTED.len(), "every key once");
+    }
 }

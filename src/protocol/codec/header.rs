@@ -12,8 +12,8 @@ use bytes::BufMut;
 use serde::{Deserialize, Serialize};
 
 use super::CodecError;
-use super::wire::{Reader, Writer};
 use crate::protocol::messages::UnknownTaggedFields;
+use crate::wire::{Reader, Writer};
 
 /// Request header v2.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -33,25 +33,51 @@ impl RequestHeader {
     /// Decodes a request header v2 at the start of `frame` (the bytes after the 4-byte size
     /// prefix) and returns it with its length in bytes; the body starts at that offset.
     pub fn decode(frame: &[u8]) -> Result<(Self, usize), CodecError> {
+        Self::decode_version(frame, 2)
+    }
+
+    /// Decodes a request header of `header_version` (0: no client id; 1: + `ClientId`; 2: +
+    /// tagged fields), as [`RequestHeader::decode`]. Every API's header is one of these; which
+    /// one depends on the API key and version. The client id must be UTF-8 and a varint at most
+    /// 5 bytes, as everywhere in the wire layer.
+    pub fn decode_version(frame: &[u8], header_version: i16) -> Result<(Self, usize), CodecError> {
         let mut r = Reader::new(frame, REQUEST_HEADER);
         let header = Self {
             api_key: r.i16("RequestApiKey")?,
             api_version: r.i16("RequestApiVersion")?,
             correlation_id: r.i32("CorrelationId")?,
-            client_id: r.legacy_nullable_string("ClientId")?,
-            unknown_tagged_fields: r.tagged_fields()?,
+            client_id: if header_version >= 1 {
+                r.nullable_string("ClientId")?
+            } else {
+                None
+            },
+            unknown_tagged_fields: if header_version >= 2 {
+                r.tagged_fields()?
+            } else {
+                Vec::new()
+            },
         };
         Ok((header, frame.len() - r.remaining()))
     }
 
     /// Encodes the header (v2).
     pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
+        self.encode_version(2)
+    }
+
+    /// Encodes the header at `header_version` (see [`RequestHeader::decode_version`]); fields
+    /// the version lacks are left out.
+    pub fn encode_version(&self, header_version: i16) -> Result<Vec<u8>, CodecError> {
         let mut w = Writer::new(REQUEST_HEADER);
         w.i16(self.api_key);
         w.i16(self.api_version);
         w.i32(self.correlation_id);
-        w.legacy_nullable_string("ClientId", self.client_id.as_deref())?;
-        w.tagged_fields(&self.unknown_tagged_fields)?;
+        if header_version >= 1 {
+            w.nullable_string("ClientId", self.client_id.as_deref())?;
+        }
+        if header_version >= 2 {
+            w.tagged_fields(&self.unknown_tagged_fields)?;
+        }
         Ok(w.into_bytes())
     }
 }

@@ -24,8 +24,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::CodecError;
-use super::wire::{Reader, WireStruct, Writer};
 use crate::protocol::messages::{TopologyDescription, UnknownTaggedFields};
+use crate::wire::{Codec, Reader, Writer};
 
 /// Structured form of a KIP-1331 topology description.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -65,54 +65,54 @@ pub struct TopologyDescriptionGlobalStore {
     pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
-impl WireStruct for TopologyDescriptionNode {
-    fn write(&self, w: &mut Writer, _version: i16) -> Result<(), CodecError> {
-        w.string("Name", &self.name)?;
+impl Codec for TopologyDescriptionNode {
+    fn encode(&self, w: &mut Writer, _version: i16) -> Result<(), CodecError> {
+        w.compact_string("Name", &self.name)?;
         w.i8(self.node_type);
-        w.strings("SourceTopics", &self.source_topics)?;
-        w.nullable_string("SinkTopic", self.sink_topic.as_deref())?;
-        w.strings("Stores", &self.stores)?;
-        w.strings("Successors", &self.successors)?;
+        w.compact_strings("SourceTopics", &self.source_topics)?;
+        w.compact_nullable_string("SinkTopic", self.sink_topic.as_deref())?;
+        w.compact_strings("Stores", &self.stores)?;
+        w.compact_strings("Successors", &self.successors)?;
         w.tagged_fields(&self.unknown_tagged_fields)
     }
 
-    fn read(r: &mut Reader<'_>, _version: i16) -> Result<Self, CodecError> {
+    fn decode(r: &mut Reader<'_>, _version: i16) -> Result<Self, CodecError> {
         Ok(Self {
-            name: r.string("Name")?,
+            name: r.compact_string("Name")?,
             node_type: r.i8("NodeType")?,
-            source_topics: r.array("SourceTopics", |r| r.string(""))?,
-            sink_topic: r.nullable_string("SinkTopic")?,
-            stores: r.array("Stores", |r| r.string(""))?,
-            successors: r.array("Successors", |r| r.string(""))?,
+            source_topics: r.compact_array("SourceTopics", |r| r.compact_string(""))?,
+            sink_topic: r.compact_nullable_string("SinkTopic")?,
+            stores: r.compact_array("Stores", |r| r.compact_string(""))?,
+            successors: r.compact_array("Successors", |r| r.compact_string(""))?,
             unknown_tagged_fields: r.tagged_fields()?,
         })
     }
 }
 
-impl WireStruct for TopologyDescriptionSubtopology {
-    fn write(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
-        w.string("SubtopologyId", &self.subtopology_id)?;
-        w.structs("Nodes", &self.nodes, version)?;
+impl Codec for TopologyDescriptionSubtopology {
+    fn encode(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
+        w.compact_string("SubtopologyId", &self.subtopology_id)?;
+        w.compact_structs("Nodes", &self.nodes, version)?;
         w.tagged_fields(&self.unknown_tagged_fields)
     }
 
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
+    fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
         Ok(Self {
-            subtopology_id: r.string("SubtopologyId")?,
-            nodes: r.structs("Nodes", version)?,
+            subtopology_id: r.compact_string("SubtopologyId")?,
+            nodes: r.compact_structs("Nodes", version)?,
             unknown_tagged_fields: r.tagged_fields()?,
         })
     }
 }
 
-impl WireStruct for TopologyDescriptionGlobalStore {
-    fn write(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
+impl Codec for TopologyDescriptionGlobalStore {
+    fn encode(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
         w.struct_field("Source", &self.source, version)?;
         w.struct_field("Processor", &self.processor, version)?;
         w.tagged_fields(&self.unknown_tagged_fields)
     }
 
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
+    fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
         Ok(Self {
             source: r.struct_field("Source", version)?,
             processor: r.struct_field("Processor", version)?,
@@ -121,17 +121,17 @@ impl WireStruct for TopologyDescriptionGlobalStore {
     }
 }
 
-impl WireStruct for TopologyDescriptionContent {
-    fn write(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
-        w.structs("Subtopologies", &self.subtopologies, version)?;
-        w.structs("GlobalStores", &self.global_stores, version)?;
+impl Codec for TopologyDescriptionContent {
+    fn encode(&self, w: &mut Writer, version: i16) -> Result<(), CodecError> {
+        w.compact_structs("Subtopologies", &self.subtopologies, version)?;
+        w.compact_structs("GlobalStores", &self.global_stores, version)?;
         w.tagged_fields(&self.unknown_tagged_fields)
     }
 
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
+    fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, CodecError> {
         Ok(Self {
-            subtopologies: r.structs("Subtopologies", version)?,
-            global_stores: r.structs("GlobalStores", version)?,
+            subtopologies: r.compact_structs("Subtopologies", version)?,
+            global_stores: r.compact_structs("GlobalStores", version)?,
             unknown_tagged_fields: r.tagged_fields()?,
         })
     }
@@ -145,7 +145,7 @@ impl TopologyDescription {
     /// Parses `raw` into its structured form. `raw` must hold exactly one struct.
     pub fn decode_content(&self) -> Result<TopologyDescriptionContent, CodecError> {
         let mut r = Reader::new(&self.raw, ROOT);
-        let content = TopologyDescriptionContent::read(&mut r, CONTENT_VERSION)?;
+        let content = TopologyDescriptionContent::decode(&mut r, CONTENT_VERSION)?;
         match r.remaining() {
             0 => Ok(content),
             count => Err(CodecError::TrailingBytes {
@@ -158,7 +158,7 @@ impl TopologyDescription {
     /// Encodes a structured description into its wire bytes.
     pub fn from_content(content: &TopologyDescriptionContent) -> Result<Self, CodecError> {
         let mut w = Writer::new(ROOT);
-        content.write(&mut w, CONTENT_VERSION)?;
+        content.encode(&mut w, CONTENT_VERSION)?;
         Ok(Self {
             raw: w.into_bytes(),
         })
@@ -168,7 +168,7 @@ impl TopologyDescription {
 /// Reads a description in place (after its nullable marker), validating it and keeping its bytes.
 pub(crate) fn read_raw(r: &mut Reader<'_>) -> Result<TopologyDescription, CodecError> {
     let mark = r.mark();
-    TopologyDescriptionContent::read(r, CONTENT_VERSION)?;
+    TopologyDescriptionContent::decode(r, CONTENT_VERSION)?;
     Ok(TopologyDescription {
         raw: r.consumed_since(mark).to_vec(),
     })

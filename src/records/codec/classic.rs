@@ -8,13 +8,13 @@
 //! | 3 | member groupInstanceId nullable string (after memberId) |
 //! | 4 | flexible: compact strings, bytes and arrays, tagged fields per struct |
 //!
-//! Written at version 3, as Kafka's `newGroupMetadataRecord` does. Arrays are never
-//! preallocated from a peer's count: each element consumes bytes, so a lying count ends in
-//! `Truncated`.
+//! Written at version 3, as Kafka's `newGroupMetadataRecord` does. Read and written through the
+//! wire layer: a member count the remaining bytes cannot hold is refused before anything is
+//! allocated for it.
 
 use super::RecordCodecError;
-use super::wire::{Reader, Writer};
 use crate::records::{ClassicGroupMetadataValue, ClassicMemberMetadata};
+use crate::wire::{Reader, WireError, Writer};
 
 pub(crate) const GROUP_METADATA_KEY: &str = "GroupMetadataKey";
 pub(crate) const GROUP_METADATA: &str = "GroupMetadataValue";
@@ -22,92 +22,88 @@ pub(crate) const GROUP_METADATA: &str = "GroupMetadataValue";
 /// The version groupcoord writes.
 pub(crate) const WRITE_VERSION: i16 = 3;
 
-fn nullable_string(w: &mut Writer, field: &'static str, s: Option<&str>) {
-    match s {
-        None => w.i16(-1),
-        Some(s) => w.string(field, s),
-    }
-}
-
-/// int32 length, then the bytes (the payloads are opaque; Kafka bounds them by the record size).
-fn bytes(w: &mut Writer, b: &[u8]) {
-    w.i32(i32::try_from(b.len()).unwrap_or(i32::MAX));
-    for &x in b {
-        w.i8(x as i8);
-    }
-}
-
-pub(crate) fn encode_group_metadata(v: &ClassicGroupMetadataValue) -> Writer {
+pub(crate) fn encode_group_metadata(v: &ClassicGroupMetadataValue) -> Result<Vec<u8>, WireError> {
     let mut w = Writer::new(GROUP_METADATA);
     w.i16(WRITE_VERSION);
-    w.string("protocolType", &v.protocol_type);
+    w.string("protocolType", &v.protocol_type)?;
     w.i32(v.generation);
-    nullable_string(&mut w, "protocol", v.protocol.as_deref());
-    nullable_string(&mut w, "leader", v.leader.as_deref());
+    w.nullable_string("protocol", v.protocol.as_deref())?;
+    w.nullable_string("leader", v.leader.as_deref())?;
     w.i64(v.current_state_timestamp);
-    w.i32(i32::try_from(v.members.len()).unwrap_or(i32::MAX));
-    for m in &v.members {
-        w.string("memberId", &m.member_id);
-        nullable_string(&mut w, "groupInstanceId", m.group_instance_id.as_deref());
-        w.string("clientId", &m.client_id);
-        w.string("clientHost", &m.client_host);
+    w.array("members", &v.members, |w, m| {
+        w.string("memberId", &m.member_id)?;
+        w.nullable_string("groupInstanceId", m.group_instance_id.as_deref())?;
+        w.string("clientId", &m.client_id)?;
+        w.string("clientHost", &m.client_host)?;
         w.i32(m.rebalance_timeout);
         w.i32(m.session_timeout);
-        bytes(&mut w, &m.subscription);
-        bytes(&mut w, &m.assignment);
-    }
-    w
+        w.bytes("subscription", &m.subscription)?;
+        w.bytes("assignment", &m.assignment)
+    })?;
+    Ok(w.into_bytes())
 }
 
-/// Strings and byte fields of one version: classic (int16 / int32 lengths) or compact.
-struct Fields<'r, 'a> {
-    r: &'r mut Reader<'a>,
+/// A string of a version: int16 length, or compact from the flexible version 4.
+fn string(r: &mut Reader<'_>, flexible: bool, name: &'static str) -> Result<String, WireError> {
+    if flexible {
+        r.compact_string(name)
+    } else {
+        r.string(name)
+    }
+}
+
+fn nullable_string(
+    r: &mut Reader<'_>,
     flexible: bool,
+    name: &'static str,
+) -> Result<Option<String>, WireError> {
+    if flexible {
+        r.compact_nullable_string(name)
+    } else {
+        r.nullable_string(name)
+    }
 }
 
-impl Fields<'_, '_> {
-    fn string(&mut self, field: &'static str) -> Result<String, RecordCodecError> {
-        if self.flexible {
-            self.r.compact_string(field)
-        } else {
-            self.r.string(field)
-        }
-    }
+fn bytes(r: &mut Reader<'_>, flexible: bool, name: &'static str) -> Result<Vec<u8>, WireError> {
+    let b = if flexible {
+        r.compact_bytes(name)?
+    } else {
+        r.bytes(name)?
+    };
+    Ok(b.to_vec())
+}
 
-    fn nullable_string(&mut self, field: &'static str) -> Result<Option<String>, RecordCodecError> {
-        if self.flexible {
-            self.r.compact_nullable_string(field)
-        } else {
-            self.r.nullable_string(field)
-        }
+fn read_member(r: &mut Reader<'_>, version: i16) -> Result<ClassicMemberMetadata, WireError> {
+    let flexible = version >= 4;
+    let member_id = string(r, flexible, "memberId")?;
+    let group_instance_id = if version >= 3 {
+        nullable_string(r, flexible, "groupInstanceId")?
+    } else {
+        None
+    };
+    let client_id = string(r, flexible, "clientId")?;
+    let client_host = string(r, flexible, "clientHost")?;
+    let rebalance_timeout = if version >= 1 {
+        r.i32("rebalanceTimeout")?
+    } else {
+        -1
+    };
+    let session_timeout = r.i32("sessionTimeout")?;
+    let subscription = bytes(r, flexible, "subscription")?;
+    let assignment = bytes(r, flexible, "assignment")?;
+    if flexible {
+        r.skip_tagged_fields()?;
     }
-
-    fn bytes(&mut self, field: &'static str) -> Result<Vec<u8>, RecordCodecError> {
-        let len = if self.flexible {
-            match self.r.uvarint(field)? {
-                0 => return Err(self.r.invalid(field, "null for non-nullable bytes")),
-                n => (n - 1) as usize,
-            }
-        } else {
-            match self.r.i32(field)? {
-                n if n < 0 => return Err(self.r.invalid(field, format!("negative length {n}"))),
-                n => n as usize,
-            }
-        };
-        Ok(self.r.bytes(len, field)?.to_vec())
-    }
-
-    fn array_len(&mut self, field: &'static str) -> Result<usize, RecordCodecError> {
-        if self.flexible {
-            // The smallest v4 member: four empty strings, two int32, two empty bytes, no tags.
-            self.r.compact_array_len(field, 15)
-        } else {
-            match self.r.i32(field)? {
-                n if n < 0 => Err(self.r.invalid(field, format!("negative array length {n}"))),
-                n => Ok(n as usize),
-            }
-        }
-    }
+    Ok(ClassicMemberMetadata {
+        member_id,
+        group_instance_id,
+        client_id,
+        client_host,
+        rebalance_timeout,
+        session_timeout,
+        subscription,
+        assignment,
+    })
 }
 
 pub(crate) fn decode_group_metadata(
@@ -122,56 +118,25 @@ pub(crate) fn decode_group_metadata(
         });
     }
     let flexible = version >= 4;
-    let mut f = Fields {
-        r: &mut r,
-        flexible,
-    };
-    let protocol_type = f.string("protocolType")?;
-    let generation = f.r.i32("generation")?;
-    let protocol = f.nullable_string("protocol")?;
-    let leader = f.nullable_string("leader")?;
+    let protocol_type = string(&mut r, flexible, "protocolType")?;
+    let generation = r.i32("generation")?;
+    let protocol = nullable_string(&mut r, flexible, "protocol")?;
+    let leader = nullable_string(&mut r, flexible, "leader")?;
     let current_state_timestamp = if version >= 2 {
-        f.r.i64("currentStateTimestamp")?
+        r.i64("currentStateTimestamp")?
     } else {
         -1
     };
-    let count = f.array_len("members")?;
-    let mut members = Vec::new();
-    for _ in 0..count {
-        let member_id = f.string("memberId")?;
-        let group_instance_id = if version >= 3 {
-            f.nullable_string("groupInstanceId")?
-        } else {
-            None
-        };
-        let client_id = f.string("clientId")?;
-        let client_host = f.string("clientHost")?;
-        let rebalance_timeout = if version >= 1 {
-            f.r.i32("rebalanceTimeout")?
-        } else {
-            -1
-        };
-        let session_timeout = f.r.i32("sessionTimeout")?;
-        let subscription = f.bytes("subscription")?;
-        let assignment = f.bytes("assignment")?;
-        if flexible {
-            f.r.skip_tagged_fields("member tagged fields")?;
-        }
-        members.push(ClassicMemberMetadata {
-            member_id,
-            group_instance_id,
-            client_id,
-            client_host,
-            rebalance_timeout,
-            session_timeout,
-            subscription,
-            assignment,
-        });
-    }
+    let member = |r: &mut Reader<'_>| read_member(r, version);
+    let members = if flexible {
+        r.compact_array("members", member)?
+    } else {
+        r.array("members", member)?
+    };
     if flexible {
-        f.r.skip_tagged_fields("tagged fields")?;
+        r.skip_tagged_fields()?;
     }
-    r.finish("value")?;
+    r.finish()?;
     Ok(ClassicGroupMetadataValue {
         protocol_type,
         generation,
@@ -184,7 +149,6 @@ pub(crate) fn decode_group_metadata(
 
 #[cfg(test)]
 mod tests {
-    use crate::records::codec::try_encode_record;
     use crate::records::{
         ClassicGroupMetadataValue, ClassicMemberMetadata, Record, RecordCodecError, decode_record,
         encode_record,
@@ -228,14 +192,14 @@ mod tests {
             group_id: "g".into(),
             value: Some(value()),
         };
-        let (k, v) = try_encode_record(&r).unwrap();
+        let (k, v) = encode_record(&r).unwrap();
         assert_eq!(k, [0, 2, 0, 1, b'g']);
         assert_eq!(decode_record(&k, v.as_deref()).unwrap(), r);
         let t = Record::ClassicGroupMetadata {
             group_id: "g".into(),
             value: None,
         };
-        let (k, v) = encode_record(&t);
+        let (k, v) = encode_record(&t).unwrap();
         assert_eq!(v, None);
         assert_eq!(decode_record(&k, None).unwrap(), t);
     }
@@ -263,7 +227,8 @@ mod tests {
         let (_, bytes) = encode_record(&Record::ClassicGroupMetadata {
             group_id: "g".into(),
             value: Some(v.clone()),
-        });
+        })
+        .unwrap();
         let expected: Vec<u8> = [
             &[0, 3][..],               // version
             &[0, 1, b'c'],             // protocolType
@@ -381,7 +346,8 @@ mod tests {
         let (_, v) = encode_record(&Record::ClassicGroupMetadata {
             group_id: "g".into(),
             value: Some(value()),
-        });
+        })
+        .unwrap();
         let v = v.unwrap();
         for cut in 0..v.len() {
             assert!(
@@ -402,7 +368,9 @@ mod tests {
         .concat();
         assert!(matches!(
             decode_record(&key, Some(&lying)),
-            Err(RecordCodecError::Truncated { .. })
+            Err(RecordCodecError::Wire(
+                crate::wire::WireError::LengthExceedsRemaining { .. }
+            ))
         ));
         let bad_version = [&[0, 5][..], &v[2..]].concat();
         assert!(matches!(

@@ -8,8 +8,8 @@
 //! | 4 | as 3, flexible (compact string, tagged fields) |
 
 use super::RecordCodecError;
-use super::wire::{Reader, Writer};
 use crate::records::OffsetCommitValue;
+use crate::wire::{Reader, WireError, Writer};
 
 pub(crate) const OFFSET_COMMIT: &str = "OffsetCommitValue";
 pub(crate) const LEGACY_OFFSET_COMMIT: &str = "LegacyOffsetCommitValue";
@@ -20,14 +20,14 @@ pub(crate) const WRITE_VERSION: i16 = 3;
 /// `leaderEpoch` when the version has none (the schema default).
 const NO_LEADER_EPOCH: i32 = -1;
 
-pub(crate) fn encode_offset_commit(v: &OffsetCommitValue) -> Writer {
+pub(crate) fn encode_offset_commit(v: &OffsetCommitValue) -> Result<Vec<u8>, WireError> {
     let mut w = Writer::new(OFFSET_COMMIT);
     w.i16(WRITE_VERSION);
     w.i64(v.offset);
     w.i32(v.leader_epoch);
-    w.string("metadata", &v.metadata);
+    w.string("metadata", &v.metadata)?;
     w.i64(v.commit_timestamp);
-    w
+    Ok(w.into_bytes())
 }
 
 /// `legacy`: record type 0, whose only value version is 0.
@@ -65,9 +65,9 @@ pub(crate) fn decode_offset_commit(
     }
     if flexible {
         // The tagged fields (the topic id) are not modelled.
-        r.skip_tagged_fields("tagged fields")?;
+        r.skip_tagged_fields()?;
     }
-    r.finish("value")?;
+    r.finish()?;
     Ok(OffsetCommitValue {
         offset,
         leader_epoch,

@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use super::RecordCodecError;
-use super::wire::{Reader, Writer};
 use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
     TargetAssignmentMetadataValue, UserEndpoint,
 };
 use crate::topology::{CopartitionGroup, KeyValue, StreamsTopology, Subtopology, TopicInfo};
 use crate::types::{ActiveTasks, TaskSet, TasksTuple, TasksWithEpochs};
+use crate::wire::{Reader, WireError, Writer};
 
 /// The only value version of every streams record.
 pub(crate) const VALUE_VERSION: i16 = 0;
@@ -25,183 +25,191 @@ pub(crate) const TOPOLOGY: &str = "StreamsGroupTopologyValue";
 const DEFAULT_EPOCH: i32 = -1;
 const DEFAULT_ASSIGNMENT_TIMESTAMP: i64 = 0;
 
-fn writer(record: &'static str) -> Writer {
+type Encoded = Result<Vec<u8>, WireError>;
+
+/// A value: its version, then the struct written by `body`.
+fn encode_value(
+    record: &'static str,
+    body: impl FnOnce(&mut Writer) -> Result<(), WireError>,
+) -> Encoded {
     let mut w = Writer::new(record);
     w.i16(VALUE_VERSION);
-    w
+    body(&mut w)?;
+    Ok(w.into_bytes())
 }
 
-/// Reads the value version, which must be 0.
-fn reader<'a>(bytes: &'a [u8], record: &'static str) -> Result<Reader<'a>, RecordCodecError> {
+/// Reads the value version, which must be 0, then the struct with `body`; every byte must be
+/// read.
+fn decode_value<T>(
+    bytes: &[u8],
+    record: &'static str,
+    body: impl FnOnce(&mut Reader<'_>) -> Result<T, WireError>,
+) -> Result<T, RecordCodecError> {
     let mut r = Reader::new(bytes, record);
     match r.i16("version")? {
-        VALUE_VERSION => Ok(r),
-        version => Err(RecordCodecError::UnsupportedVersion { record, version }),
+        VALUE_VERSION => {}
+        version => return Err(RecordCodecError::UnsupportedVersion { record, version }),
     }
+    let value = body(&mut r)?;
+    r.finish()?;
+    Ok(value)
 }
 
-fn tagged_i32(record: &'static str, v: i32) -> Writer {
-    let mut w = Writer::new(record);
-    w.i32(v);
-    w
+/// One tagged field's payload, written apart at `w`'s path.
+fn tagged(
+    w: &Writer,
+    tag: u32,
+    value: impl FnOnce(&mut Writer) -> Result<(), WireError>,
+) -> Result<(u32, Vec<u8>), WireError> {
+    let mut payload = w.nested();
+    value(&mut payload)?;
+    Ok((tag, payload.into_bytes()))
+}
+
+fn tagged_i32(w: &Writer, tag: u32, v: i32) -> Result<(u32, Vec<u8>), WireError> {
+    tagged(w, tag, |t| {
+        t.i32(v);
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // 17 StreamsGroupMetadataValue
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) fn encode_group_metadata(v: &GroupMetadataValue) -> Writer {
-    let mut w = writer(GROUP_METADATA);
-    w.i32(v.epoch);
-    w.i64(v.metadata_hash);
-    let mut tags = Vec::new();
-    if v.validated_topology_epoch != DEFAULT_EPOCH {
-        tags.push((0, tagged_i32(GROUP_METADATA, v.validated_topology_epoch)));
-    }
-    // Nullable with a null default, but Kafka's coordinator always sets it (possibly empty),
-    // so it is always written.
-    let mut configs = Writer::new(GROUP_METADATA);
-    write_key_values(
-        &mut configs,
-        "LastAssignmentConfigs",
-        &v.last_assignment_configs,
-    );
-    tags.push((1, configs));
-    if v.stored_description_topology_epoch != DEFAULT_EPOCH {
-        tags.push((
-            2,
-            tagged_i32(GROUP_METADATA, v.stored_description_topology_epoch),
-        ));
-    }
-    if v.failed_description_topology_epoch != DEFAULT_EPOCH {
-        tags.push((
-            3,
-            tagged_i32(GROUP_METADATA, v.failed_description_topology_epoch),
-        ));
-    }
-    w.tagged_fields(tags);
-    w
+pub(crate) fn encode_group_metadata(v: &GroupMetadataValue) -> Encoded {
+    encode_value(GROUP_METADATA, |w| {
+        w.i32(v.epoch);
+        w.i64(v.metadata_hash);
+        let mut tags = Vec::new();
+        if v.validated_topology_epoch != DEFAULT_EPOCH {
+            tags.push(tagged_i32(w, 0, v.validated_topology_epoch)?);
+        }
+        // Nullable with a null default, but Kafka's coordinator always sets it (possibly
+        // empty), so it is always written.
+        tags.push(tagged(w, 1, |t| {
+            write_key_values(t, "LastAssignmentConfigs", &v.last_assignment_configs)
+        })?);
+        if v.stored_description_topology_epoch != DEFAULT_EPOCH {
+            tags.push(tagged_i32(w, 2, v.stored_description_topology_epoch)?);
+        }
+        if v.failed_description_topology_epoch != DEFAULT_EPOCH {
+            tags.push(tagged_i32(w, 3, v.failed_description_topology_epoch)?);
+        }
+        w.tagged_fields_with(tags, &[])
+    })
 }
 
 pub(crate) fn decode_group_metadata(bytes: &[u8]) -> Result<GroupMetadataValue, RecordCodecError> {
-    let mut r = reader(bytes, GROUP_METADATA)?;
-    let mut v = GroupMetadataValue {
-        epoch: r.i32("Epoch")?,
-        metadata_hash: r.i64("MetadataHash")?,
-        ..GroupMetadataValue::default()
-    };
-    r.tagged_fields("tagged fields", |tag, t| {
-        match tag {
-            0 => v.validated_topology_epoch = t.i32("ValidatedTopologyEpoch")?,
-            1 => {
-                v.last_assignment_configs =
-                    read_key_values(t, "LastAssignmentConfigs", true)?.unwrap_or_default()
+    decode_value(bytes, GROUP_METADATA, |r| {
+        let mut v = GroupMetadataValue {
+            epoch: r.i32("Epoch")?,
+            metadata_hash: r.i64("MetadataHash")?,
+            ..GroupMetadataValue::default()
+        };
+        r.tagged_fields_with(|tag, t| {
+            match tag {
+                0 => v.validated_topology_epoch = t.i32("ValidatedTopologyEpoch")?,
+                1 => {
+                    v.last_assignment_configs = t
+                        .compact_nullable_array("LastAssignmentConfigs", read_key_value)?
+                        .map(BTreeMap::from_iter)
+                        .unwrap_or_default()
+                }
+                2 => {
+                    v.stored_description_topology_epoch = t.i32("StoredDescriptionTopologyEpoch")?
+                }
+                3 => {
+                    v.failed_description_topology_epoch = t.i32("FailedDescriptionTopologyEpoch")?
+                }
+                _ => return Ok(false),
             }
-            2 => v.stored_description_topology_epoch = t.i32("StoredDescriptionTopologyEpoch")?,
-            3 => v.failed_description_topology_epoch = t.i32("FailedDescriptionTopologyEpoch")?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    })?;
-    r.finish("value")?;
-    Ok(v)
+            Ok(true)
+        })?;
+        Ok(v)
+    })
 }
 
 /// `[]{Key, Value}` from a sorted map, each entry with an empty tagged-fields section.
-fn write_key_values(w: &mut Writer, field: &'static str, map: &BTreeMap<String, String>) {
-    w.compact_array_len(field, map.len());
-    for (k, v) in map {
-        w.compact_string(field, k);
-        w.compact_string(field, v);
+fn write_key_values(
+    w: &mut Writer,
+    field: &'static str,
+    map: &BTreeMap<String, String>,
+) -> Result<(), WireError> {
+    w.compact_array(field, map, |w, (k, v)| {
+        w.compact_string("Key", k)?;
+        w.compact_string("Value", v)?;
         w.no_tagged_fields();
-    }
+        Ok(())
+    })
 }
 
-/// `[]{Key, Value}` into a map (a repeated key keeps the last value); `None` when null and
-/// `nullable`.
-fn read_key_values(
-    r: &mut Reader<'_>,
-    field: &'static str,
-    nullable: bool,
-) -> Result<Option<BTreeMap<String, String>>, RecordCodecError> {
-    let Some(count) = r.compact_nullable_array_len(field, 3)? else {
-        return if nullable {
-            Ok(None)
-        } else {
-            Err(r.invalid(field, "null for a non-nullable array"))
-        };
-    };
-    let mut out = BTreeMap::new();
-    for _ in 0..count {
-        let k = r.compact_string(field)?;
-        let v = r.compact_string(field)?;
-        r.skip_tagged_fields(field)?;
-        out.insert(k, v);
-    }
-    Ok(Some(out))
+/// One `{Key, Value}` entry (a repeated key keeps the last value when collected into a map).
+fn read_key_value(r: &mut Reader<'_>) -> Result<(String, String), WireError> {
+    let k = r.compact_string("Key")?;
+    let v = r.compact_string("Value")?;
+    r.skip_tagged_fields()?;
+    Ok((k, v))
 }
 
 // ---------------------------------------------------------------------------------------------
 // 19 StreamsGroupMemberMetadataValue
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) fn encode_member_metadata(v: &MemberMetadataValue) -> Writer {
-    let mut w = writer(MEMBER_METADATA);
-    w.compact_nullable_string("InstanceId", v.instance_id.as_deref());
-    w.compact_nullable_string("RackId", v.rack_id.as_deref());
-    w.compact_string("ClientId", &v.client_id);
-    w.compact_string("ClientHost", &v.client_host);
-    w.i32(v.rebalance_timeout_ms);
-    w.i32(v.topology_epoch);
-    w.compact_string("ProcessId", &v.process_id);
-    match &v.user_endpoint {
-        // A nullable struct: presence byte -1 (null) or 1, then the struct.
-        None => w.i8(-1),
-        Some(e) => {
-            w.i8(1);
-            w.compact_string("UserEndpoint.Host", &e.host);
+pub(crate) fn encode_member_metadata(v: &MemberMetadataValue) -> Encoded {
+    encode_value(MEMBER_METADATA, |w| {
+        w.compact_nullable_string("InstanceId", v.instance_id.as_deref())?;
+        w.compact_nullable_string("RackId", v.rack_id.as_deref())?;
+        w.compact_string("ClientId", &v.client_id)?;
+        w.compact_string("ClientHost", &v.client_host)?;
+        w.i32(v.rebalance_timeout_ms);
+        w.i32(v.topology_epoch);
+        w.compact_string("ProcessId", &v.process_id)?;
+        w.nullable_struct_with("UserEndpoint", v.user_endpoint.as_ref(), |w, e| {
+            w.compact_string("Host", &e.host)?;
             w.u16(e.port);
             w.no_tagged_fields();
-        }
-    }
-    write_key_values(&mut w, "ClientTags", &v.client_tags);
-    w.no_tagged_fields();
-    w
+            Ok(())
+        })?;
+        write_key_values(w, "ClientTags", &v.client_tags)?;
+        w.no_tagged_fields();
+        Ok(())
+    })
 }
 
 pub(crate) fn decode_member_metadata(
     bytes: &[u8],
 ) -> Result<MemberMetadataValue, RecordCodecError> {
-    let mut r = reader(bytes, MEMBER_METADATA)?;
-    let instance_id = r.compact_nullable_string("InstanceId")?;
-    let rack_id = r.compact_nullable_string("RackId")?;
-    let client_id = r.compact_string("ClientId")?;
-    let client_host = r.compact_string("ClientHost")?;
-    let rebalance_timeout_ms = r.i32("RebalanceTimeoutMs")?;
-    let topology_epoch = r.i32("TopologyEpoch")?;
-    let process_id = r.compact_string("ProcessId")?;
-    // Kafka reads any negative presence byte as null.
-    let user_endpoint = if r.i8("UserEndpoint")? < 0 {
-        None
-    } else {
-        let host = r.compact_string("UserEndpoint.Host")?;
-        let port = r.u16("UserEndpoint.Port")?;
-        r.skip_tagged_fields("UserEndpoint tagged fields")?;
-        Some(UserEndpoint { host, port })
-    };
-    let client_tags = read_key_values(&mut r, "ClientTags", false)?.unwrap_or_default();
-    r.skip_tagged_fields("tagged fields")?;
-    r.finish("value")?;
-    Ok(MemberMetadataValue {
-        instance_id,
-        rack_id,
-        client_id,
-        client_host,
-        rebalance_timeout_ms,
-        topology_epoch,
-        process_id,
-        user_endpoint,
-        client_tags,
+    decode_value(bytes, MEMBER_METADATA, |r| {
+        let instance_id = r.compact_nullable_string("InstanceId")?;
+        let rack_id = r.compact_nullable_string("RackId")?;
+        let client_id = r.compact_string("ClientId")?;
+        let client_host = r.compact_string("ClientHost")?;
+        let rebalance_timeout_ms = r.i32("RebalanceTimeoutMs")?;
+        let topology_epoch = r.i32("TopologyEpoch")?;
+        let process_id = r.compact_string("ProcessId")?;
+        let user_endpoint = r.nullable_struct_with("UserEndpoint", |r| {
+            let host = r.compact_string("Host")?;
+            let port = r.u16("Port")?;
+            r.skip_tagged_fields()?;
+            Ok(UserEndpoint { host, port })
+        })?;
+        let client_tags = r
+            .compact_array("ClientTags", read_key_value)?
+            .into_iter()
+            .collect();
+        r.skip_tagged_fields()?;
+        Ok(MemberMetadataValue {
+            instance_id,
+            rack_id,
+            client_id,
+            client_host,
+            rebalance_timeout_ms,
+            topology_epoch,
+            process_id,
+            user_endpoint,
+            client_tags,
+        })
     })
 }
 
@@ -209,36 +217,37 @@ pub(crate) fn decode_member_metadata(
 // 20 StreamsGroupTargetAssignmentMetadataValue
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) fn encode_target_assignment_metadata(v: &TargetAssignmentMetadataValue) -> Writer {
-    let mut w = writer(TARGET_ASSIGNMENT_METADATA);
-    w.i32(v.assignment_epoch);
-    let mut tags = Vec::new();
-    if v.assignment_timestamp != DEFAULT_ASSIGNMENT_TIMESTAMP {
-        let mut t = Writer::new(TARGET_ASSIGNMENT_METADATA);
-        t.i64(v.assignment_timestamp);
-        tags.push((0, t));
-    }
-    w.tagged_fields(tags);
-    w
+pub(crate) fn encode_target_assignment_metadata(v: &TargetAssignmentMetadataValue) -> Encoded {
+    encode_value(TARGET_ASSIGNMENT_METADATA, |w| {
+        w.i32(v.assignment_epoch);
+        let mut tags = Vec::new();
+        if v.assignment_timestamp != DEFAULT_ASSIGNMENT_TIMESTAMP {
+            tags.push(tagged(w, 0, |t| {
+                t.i64(v.assignment_timestamp);
+                Ok(())
+            })?);
+        }
+        w.tagged_fields_with(tags, &[])
+    })
 }
 
 pub(crate) fn decode_target_assignment_metadata(
     bytes: &[u8],
 ) -> Result<TargetAssignmentMetadataValue, RecordCodecError> {
-    let mut r = reader(bytes, TARGET_ASSIGNMENT_METADATA)?;
-    let assignment_epoch = r.i32("AssignmentEpoch")?;
-    let mut assignment_timestamp = DEFAULT_ASSIGNMENT_TIMESTAMP;
-    r.tagged_fields("tagged fields", |tag, t| match tag {
-        0 => {
-            assignment_timestamp = t.i64("AssignmentTimestamp")?;
-            Ok(true)
-        }
-        _ => Ok(false),
-    })?;
-    r.finish("value")?;
-    Ok(TargetAssignmentMetadataValue {
-        assignment_epoch,
-        assignment_timestamp,
+    decode_value(bytes, TARGET_ASSIGNMENT_METADATA, |r| {
+        let assignment_epoch = r.i32("AssignmentEpoch")?;
+        let mut assignment_timestamp = DEFAULT_ASSIGNMENT_TIMESTAMP;
+        r.tagged_fields_with(|tag, t| match tag {
+            0 => {
+                assignment_timestamp = t.i64("AssignmentTimestamp")?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        })?;
+        Ok(TargetAssignmentMetadataValue {
+            assignment_epoch,
+            assignment_timestamp,
+        })
     })
 }
 
@@ -253,20 +262,14 @@ struct TaskIdsEntry {
     assignment_epochs: Option<Vec<i32>>,
 }
 
-/// `SubtopologyId` (1) + `Partitions` (1) + tagged fields (1).
-const MIN_TASK_IDS_LEN: usize = 3;
-
-fn read_task_ids(
-    r: &mut Reader<'_>,
-    field: &'static str,
-) -> Result<Vec<TaskIdsEntry>, RecordCodecError> {
-    r.compact_array(field, MIN_TASK_IDS_LEN, |r| {
-        let subtopology_id = r.compact_string(field)?;
-        let partitions = r.compact_i32_array(field)?;
+fn read_task_ids(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<TaskIdsEntry>, WireError> {
+    r.compact_array(field, |r| {
+        let subtopology_id = r.compact_string("SubtopologyId")?;
+        let partitions = r.compact_array("Partitions", |r| r.i32(""))?;
         let mut assignment_epochs = None;
-        r.tagged_fields(field, |tag, t| match tag {
+        r.tagged_fields_with(|tag, t| match tag {
             0 => {
-                assignment_epochs = t.compact_nullable_i32_array(field)?;
+                assignment_epochs = t.compact_nullable_array("AssignmentEpochs", |r| r.i32(""))?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -279,27 +282,42 @@ fn read_task_ids(
     })
 }
 
-fn write_task_set(w: &mut Writer, field: &'static str, tasks: &TaskSet) {
+fn write_i32s(
+    w: &mut Writer,
+    field: &'static str,
+    values: impl ExactSizeIterator<Item = i32>,
+) -> Result<(), WireError> {
+    w.compact_array(field, values, |w, v| {
+        w.i32(v);
+        Ok(())
+    })
+}
+
+fn write_task_set(w: &mut Writer, field: &'static str, tasks: &TaskSet) -> Result<(), WireError> {
     let subtopologies: Vec<_> = tasks.subtopologies().collect();
-    w.compact_array_len(field, subtopologies.len());
-    for (subtopology, partitions) in subtopologies {
-        w.compact_string(field, subtopology);
-        w.compact_i32_array(field, partitions.iter().copied());
+    w.compact_array(field, subtopologies, |w, (subtopology, partitions)| {
+        w.compact_string("SubtopologyId", subtopology)?;
+        write_i32s(w, "Partitions", partitions.iter().copied())?;
         w.no_tagged_fields();
-    }
+        Ok(())
+    })
 }
 
 /// Active tasks with tag 0 `AssignmentEpochs`, parallel to `Partitions`.
-fn write_active_tasks(w: &mut Writer, field: &'static str, tasks: &ActiveTasks) {
+fn write_active_tasks(
+    w: &mut Writer,
+    field: &'static str,
+    tasks: &ActiveTasks,
+) -> Result<(), WireError> {
     let subtopologies: Vec<_> = tasks.subtopologies().collect();
-    w.compact_array_len(field, subtopologies.len());
-    for (subtopology, partitions) in subtopologies {
-        w.compact_string(field, subtopology);
-        w.compact_i32_array(field, partitions.keys().copied());
-        let mut epochs = Writer::new(CURRENT_MEMBER_ASSIGNMENT);
-        epochs.compact_i32_array(field, partitions.values().copied());
-        w.tagged_fields(vec![(0, epochs)]);
-    }
+    w.compact_array(field, subtopologies, |w, (subtopology, partitions)| {
+        w.compact_string("SubtopologyId", subtopology)?;
+        write_i32s(w, "Partitions", partitions.keys().copied())?;
+        let epochs = tagged(w, 0, |t| {
+            write_i32s(t, "AssignmentEpochs", partitions.values().copied())
+        })?;
+        w.tagged_fields_with(vec![epochs], &[])
+    })
 }
 
 fn task_set(entries: Vec<TaskIdsEntry>) -> TaskSet {
@@ -337,28 +355,29 @@ fn active_tasks(entries: Vec<TaskIdsEntry>, member_epoch: i32) -> ActiveTasks {
 // 21 StreamsGroupTargetAssignmentMemberValue
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) fn encode_target_assignment_member(v: &TasksTuple) -> Writer {
-    let mut w = writer(TARGET_ASSIGNMENT_MEMBER);
-    write_task_set(&mut w, "ActiveTasks", &v.active);
-    write_task_set(&mut w, "StandbyTasks", &v.standby);
-    write_task_set(&mut w, "WarmupTasks", &v.warmup);
-    w.no_tagged_fields();
-    w
+pub(crate) fn encode_target_assignment_member(v: &TasksTuple) -> Encoded {
+    encode_value(TARGET_ASSIGNMENT_MEMBER, |w| {
+        write_task_set(w, "ActiveTasks", &v.active)?;
+        write_task_set(w, "StandbyTasks", &v.standby)?;
+        write_task_set(w, "WarmupTasks", &v.warmup)?;
+        w.no_tagged_fields();
+        Ok(())
+    })
 }
 
 pub(crate) fn decode_target_assignment_member(
     bytes: &[u8],
 ) -> Result<TasksTuple, RecordCodecError> {
-    let mut r = reader(bytes, TARGET_ASSIGNMENT_MEMBER)?;
-    let active = task_set(read_task_ids(&mut r, "ActiveTasks")?);
-    let standby = task_set(read_task_ids(&mut r, "StandbyTasks")?);
-    let warmup = task_set(read_task_ids(&mut r, "WarmupTasks")?);
-    r.skip_tagged_fields("tagged fields")?;
-    r.finish("value")?;
-    Ok(TasksTuple {
-        active,
-        standby,
-        warmup,
+    decode_value(bytes, TARGET_ASSIGNMENT_MEMBER, |r| {
+        let active = task_set(read_task_ids(r, "ActiveTasks")?);
+        let standby = task_set(read_task_ids(r, "StandbyTasks")?);
+        let warmup = task_set(read_task_ids(r, "WarmupTasks")?);
+        r.skip_tagged_fields()?;
+        Ok(TasksTuple {
+            active,
+            standby,
+            warmup,
+        })
     })
 }
 
@@ -366,65 +385,55 @@ pub(crate) fn decode_target_assignment_member(
 // 22 StreamsGroupCurrentMemberAssignmentValue
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) fn encode_current_member_assignment(v: &CurrentMemberAssignmentValue) -> Writer {
-    let mut w = writer(CURRENT_MEMBER_ASSIGNMENT);
-    w.i32(v.member_epoch);
-    w.i32(v.previous_member_epoch);
-    w.i8(v.state.value());
-    write_active_tasks(&mut w, "ActiveTasks", &v.assigned.active);
-    write_task_set(&mut w, "StandbyTasks", &v.assigned.standby);
-    write_task_set(&mut w, "WarmupTasks", &v.assigned.warmup);
-    write_active_tasks(
-        &mut w,
-        "ActiveTasksPendingRevocation",
-        &v.pending_revocation.active,
-    );
-    write_task_set(
-        &mut w,
-        "StandbyTasksPendingRevocation",
-        &v.pending_revocation.standby,
-    );
-    write_task_set(
-        &mut w,
-        "WarmupTasksPendingRevocation",
-        &v.pending_revocation.warmup,
-    );
-    w.no_tagged_fields();
-    w
+pub(crate) fn encode_current_member_assignment(v: &CurrentMemberAssignmentValue) -> Encoded {
+    encode_value(CURRENT_MEMBER_ASSIGNMENT, |w| {
+        w.i32(v.member_epoch);
+        w.i32(v.previous_member_epoch);
+        w.i8(v.state.value());
+        let (assigned, pending) = (&v.assigned, &v.pending_revocation);
+        write_active_tasks(w, "ActiveTasks", &assigned.active)?;
+        write_task_set(w, "StandbyTasks", &assigned.standby)?;
+        write_task_set(w, "WarmupTasks", &assigned.warmup)?;
+        write_active_tasks(w, "ActiveTasksPendingRevocation", &pending.active)?;
+        write_task_set(w, "StandbyTasksPendingRevocation", &pending.standby)?;
+        write_task_set(w, "WarmupTasksPendingRevocation", &pending.warmup)?;
+        w.no_tagged_fields();
+        Ok(())
+    })
 }
 
 pub(crate) fn decode_current_member_assignment(
     bytes: &[u8],
 ) -> Result<CurrentMemberAssignmentValue, RecordCodecError> {
-    let mut r = reader(bytes, CURRENT_MEMBER_ASSIGNMENT)?;
-    let member_epoch = r.i32("MemberEpoch")?;
-    let previous_member_epoch = r.i32("PreviousMemberEpoch")?;
-    let state = MemberState::from_value(r.i8("State")?);
-    let active = active_tasks(read_task_ids(&mut r, "ActiveTasks")?, member_epoch);
-    let standby = task_set(read_task_ids(&mut r, "StandbyTasks")?);
-    let warmup = task_set(read_task_ids(&mut r, "WarmupTasks")?);
-    let pending_active = active_tasks(
-        read_task_ids(&mut r, "ActiveTasksPendingRevocation")?,
-        member_epoch,
-    );
-    let pending_standby = task_set(read_task_ids(&mut r, "StandbyTasksPendingRevocation")?);
-    let pending_warmup = task_set(read_task_ids(&mut r, "WarmupTasksPendingRevocation")?);
-    r.skip_tagged_fields("tagged fields")?;
-    r.finish("value")?;
-    Ok(CurrentMemberAssignmentValue {
-        member_epoch,
-        previous_member_epoch,
-        state,
-        assigned: TasksWithEpochs {
-            active,
-            standby,
-            warmup,
-        },
-        pending_revocation: TasksWithEpochs {
-            active: pending_active,
-            standby: pending_standby,
-            warmup: pending_warmup,
-        },
+    decode_value(bytes, CURRENT_MEMBER_ASSIGNMENT, |r| {
+        let member_epoch = r.i32("MemberEpoch")?;
+        let previous_member_epoch = r.i32("PreviousMemberEpoch")?;
+        let state = MemberState::from_value(r.i8("State")?);
+        let active = active_tasks(read_task_ids(r, "ActiveTasks")?, member_epoch);
+        let standby = task_set(read_task_ids(r, "StandbyTasks")?);
+        let warmup = task_set(read_task_ids(r, "WarmupTasks")?);
+        let pending_active = active_tasks(
+            read_task_ids(r, "ActiveTasksPendingRevocation")?,
+            member_epoch,
+        );
+        let pending_standby = task_set(read_task_ids(r, "StandbyTasksPendingRevocation")?);
+        let pending_warmup = task_set(read_task_ids(r, "WarmupTasksPendingRevocation")?);
+        r.skip_tagged_fields()?;
+        Ok(CurrentMemberAssignmentValue {
+            member_epoch,
+            previous_member_epoch,
+            state,
+            assigned: TasksWithEpochs {
+                active,
+                standby,
+                warmup,
+            },
+            pending_revocation: TasksWithEpochs {
+                active: pending_active,
+                standby: pending_standby,
+                warmup: pending_warmup,
+            },
+        })
     })
 }
 
@@ -432,40 +441,36 @@ pub(crate) fn decode_current_member_assignment(
 // 23 StreamsGroupTopologyValue
 // ---------------------------------------------------------------------------------------------
 
-fn write_topic_infos(w: &mut Writer, field: &'static str, topics: &[TopicInfo]) {
-    w.compact_array_len(field, topics.len());
-    for t in topics {
-        w.compact_string(field, &t.name);
+fn write_topic_infos(
+    w: &mut Writer,
+    field: &'static str,
+    topics: &[TopicInfo],
+) -> Result<(), WireError> {
+    w.compact_array(field, topics, |w, t| {
+        w.compact_string("Name", &t.name)?;
         w.i32(t.partitions);
         w.i16(t.replication_factor);
-        w.compact_array_len(field, t.topic_configs.len());
-        for kv in &t.topic_configs {
-            w.compact_string(field, &kv.key);
-            w.compact_string(field, &kv.value);
+        w.compact_array("TopicConfigs", &t.topic_configs, |w, kv| {
+            w.compact_string("Key", &kv.key)?;
+            w.compact_string("Value", &kv.value)?;
             w.no_tagged_fields();
-        }
+            Ok(())
+        })?;
         w.no_tagged_fields();
-    }
+        Ok(())
+    })
 }
 
-/// `Name` (1) + `Partitions` (4) + `ReplicationFactor` (2) + `TopicConfigs` (1) + tags (1).
-const MIN_TOPIC_INFO_LEN: usize = 9;
-
-fn read_topic_infos(
-    r: &mut Reader<'_>,
-    field: &'static str,
-) -> Result<Vec<TopicInfo>, RecordCodecError> {
-    r.compact_array(field, MIN_TOPIC_INFO_LEN, |r| {
-        let name = r.compact_string(field)?;
-        let partitions = r.i32(field)?;
-        let replication_factor = r.i16(field)?;
-        let topic_configs = r.compact_array(field, 3, |r| {
-            let key = r.compact_string(field)?;
-            let value = r.compact_string(field)?;
-            r.skip_tagged_fields(field)?;
+fn read_topic_infos(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<TopicInfo>, WireError> {
+    r.compact_array(field, |r| {
+        let name = r.compact_string("Name")?;
+        let partitions = r.i32("Partitions")?;
+        let replication_factor = r.i16("ReplicationFactor")?;
+        let topic_configs = r.compact_array("TopicConfigs", |r| {
+            let (key, value) = read_key_value(r)?;
             Ok(KeyValue { key, value })
         })?;
-        r.skip_tagged_fields(field)?;
+        r.skip_tagged_fields()?;
         Ok(TopicInfo {
             name,
             partitions,
@@ -475,89 +480,82 @@ fn read_topic_infos(
     })
 }
 
-pub(crate) fn encode_topology(v: &StreamsTopology) -> Writer {
-    let mut w = writer(TOPOLOGY);
-    w.i32(v.epoch);
-    w.compact_array_len("Subtopologies", v.subtopologies.len());
-    for s in &v.subtopologies {
-        w.compact_string("Subtopologies.SubtopologyId", &s.subtopology_id);
-        w.compact_string_array("Subtopologies.SourceTopics", &s.source_topics);
-        w.compact_string_array("Subtopologies.SourceTopicRegex", &s.source_topic_regex);
-        write_topic_infos(
-            &mut w,
-            "Subtopologies.StateChangelogTopics",
-            &s.state_changelog_topics,
-        );
-        w.compact_string_array(
-            "Subtopologies.RepartitionSinkTopics",
-            &s.repartition_sink_topics,
-        );
-        write_topic_infos(
-            &mut w,
-            "Subtopologies.RepartitionSourceTopics",
-            &s.repartition_source_topics,
-        );
-        w.compact_array_len(
-            "Subtopologies.CopartitionGroups",
-            s.copartition_groups.len(),
-        );
-        for g in &s.copartition_groups {
-            w.compact_i16_array("CopartitionGroups.SourceTopics", &g.source_topics);
-            w.compact_i16_array("CopartitionGroups.SourceTopicRegex", &g.source_topic_regex);
-            w.compact_i16_array(
-                "CopartitionGroups.RepartitionSourceTopics",
-                &g.repartition_source_topics,
-            );
-            w.no_tagged_fields();
-        }
-        w.no_tagged_fields();
-    }
-    w.no_tagged_fields();
-    w
+fn read_strings(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<String>, WireError> {
+    r.compact_array(field, |r| r.compact_string(""))
 }
 
-/// `SubtopologyId` + six arrays + tags, one byte each at least.
-const MIN_SUBTOPOLOGY_LEN: usize = 8;
+fn read_i16s(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<i16>, WireError> {
+    r.compact_array(field, |r| r.i16(""))
+}
+
+fn write_i16s(w: &mut Writer, field: &'static str, values: &[i16]) -> Result<(), WireError> {
+    w.compact_array(field, values, |w, v| {
+        w.i16(*v);
+        Ok(())
+    })
+}
+
+pub(crate) fn encode_topology(v: &StreamsTopology) -> Encoded {
+    encode_value(TOPOLOGY, |w| {
+        w.i32(v.epoch);
+        w.compact_array("Subtopologies", &v.subtopologies, |w, s| {
+            w.compact_string("SubtopologyId", &s.subtopology_id)?;
+            w.compact_strings("SourceTopics", &s.source_topics)?;
+            w.compact_strings("SourceTopicRegex", &s.source_topic_regex)?;
+            write_topic_infos(w, "StateChangelogTopics", &s.state_changelog_topics)?;
+            w.compact_strings("RepartitionSinkTopics", &s.repartition_sink_topics)?;
+            write_topic_infos(w, "RepartitionSourceTopics", &s.repartition_source_topics)?;
+            w.compact_array("CopartitionGroups", &s.copartition_groups, |w, g| {
+                write_i16s(w, "SourceTopics", &g.source_topics)?;
+                write_i16s(w, "SourceTopicRegex", &g.source_topic_regex)?;
+                write_i16s(w, "RepartitionSourceTopics", &g.repartition_source_topics)?;
+                w.no_tagged_fields();
+                Ok(())
+            })?;
+            w.no_tagged_fields();
+            Ok(())
+        })?;
+        w.no_tagged_fields();
+        Ok(())
+    })
+}
 
 pub(crate) fn decode_topology(bytes: &[u8]) -> Result<StreamsTopology, RecordCodecError> {
-    let mut r = reader(bytes, TOPOLOGY)?;
-    let epoch = r.i32("Epoch")?;
-    let subtopologies = r.compact_array("Subtopologies", MIN_SUBTOPOLOGY_LEN, |r| {
-        let subtopology_id = r.compact_string("Subtopologies.SubtopologyId")?;
-        let source_topics = r.compact_string_array("Subtopologies.SourceTopics")?;
-        let source_topic_regex = r.compact_string_array("Subtopologies.SourceTopicRegex")?;
-        let state_changelog_topics = read_topic_infos(r, "Subtopologies.StateChangelogTopics")?;
-        let repartition_sink_topics =
-            r.compact_string_array("Subtopologies.RepartitionSinkTopics")?;
-        let repartition_source_topics =
-            read_topic_infos(r, "Subtopologies.RepartitionSourceTopics")?;
-        let copartition_groups = r.compact_array("Subtopologies.CopartitionGroups", 4, |r| {
-            let source_topics = r.compact_i16_array("CopartitionGroups.SourceTopics")?;
-            let source_topic_regex = r.compact_i16_array("CopartitionGroups.SourceTopicRegex")?;
-            let repartition_source_topics =
-                r.compact_i16_array("CopartitionGroups.RepartitionSourceTopics")?;
-            r.skip_tagged_fields("CopartitionGroups tagged fields")?;
-            Ok(CopartitionGroup {
+    decode_value(bytes, TOPOLOGY, |r| {
+        let epoch = r.i32("Epoch")?;
+        let subtopologies = r.compact_array("Subtopologies", |r| {
+            let subtopology_id = r.compact_string("SubtopologyId")?;
+            let source_topics = read_strings(r, "SourceTopics")?;
+            let source_topic_regex = read_strings(r, "SourceTopicRegex")?;
+            let state_changelog_topics = read_topic_infos(r, "StateChangelogTopics")?;
+            let repartition_sink_topics = read_strings(r, "RepartitionSinkTopics")?;
+            let repartition_source_topics = read_topic_infos(r, "RepartitionSourceTopics")?;
+            let copartition_groups = r.compact_array("CopartitionGroups", |r| {
+                let source_topics = read_i16s(r, "SourceTopics")?;
+                let source_topic_regex = read_i16s(r, "SourceTopicRegex")?;
+                let repartition_source_topics = read_i16s(r, "RepartitionSourceTopics")?;
+                r.skip_tagged_fields()?;
+                Ok(CopartitionGroup {
+                    source_topics,
+                    source_topic_regex,
+                    repartition_source_topics,
+                })
+            })?;
+            r.skip_tagged_fields()?;
+            Ok(Subtopology {
+                subtopology_id,
                 source_topics,
                 source_topic_regex,
+                state_changelog_topics,
+                repartition_sink_topics,
                 repartition_source_topics,
+                copartition_groups,
             })
         })?;
-        r.skip_tagged_fields("Subtopologies tagged fields")?;
-        Ok(Subtopology {
-            subtopology_id,
-            source_topics,
-            source_topic_regex,
-            state_changelog_topics,
-            repartition_sink_topics,
-            repartition_source_topics,
-            copartition_groups,
+        r.skip_tagged_fields()?;
+        Ok(StreamsTopology {
+            epoch,
+            subtopologies,
         })
-    })?;
-    r.skip_tagged_fields("tagged fields")?;
-    r.finish("value")?;
-    Ok(StreamsTopology {
-        epoch,
-        subtopologies,
     })
 }
