@@ -38,7 +38,12 @@ pub enum RecordCodecError {
     UnknownType(i16),
     /// The value version is not one the record type has.
     #[error("{record}: unsupported value version {version}")]
-    UnsupportedVersion { record: &'static str, version: i16 },
+    UnsupportedVersion {
+        /// The value schema's name.
+        record: &'static str,
+        /// The version the value declares.
+        version: i16,
+    },
     /// Bytes that do not follow the record's schema (truncated, null where not nullable,
     /// invalid UTF-8, a string longer than 32767 bytes, a malformed varint or tagged field,
     /// trailing bytes), or a value the schema cannot represent; the path names the record and
@@ -48,7 +53,9 @@ pub enum RecordCodecError {
     /// A record of a batch failed; `index` counts from 0.
     #[error("batch record {index}: {source}")]
     InBatch {
+        /// The record's position in the batch.
         index: usize,
+        /// What went wrong with it.
         #[source]
         source: Box<RecordCodecError>,
     },
