@@ -10,7 +10,7 @@ use super::registry::Group;
 use super::{Coordinator, GroupOffsets};
 use crate::error::ApiError;
 use crate::records::Record;
-use crate::records::codec::try_encode_record;
+use crate::records::codec::encode_record;
 
 /// A record that cannot be applied in the current state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,7 +58,7 @@ impl Coordinator {
     /// answers with the error and persists nothing.
     pub(super) fn apply(&mut self, records: &[Record]) -> Result<(), ApiError> {
         for r in records {
-            try_encode_record(r).map_err(|_| ApiError::unknown_server_error())?;
+            encode_record(r).map_err(|_| ApiError::unknown_server_error())?;
         }
         // Only a record that `replay` can reject needs the state saved; the common operations
         // (joins, acknowledgements, commits) write none and pay nothing.
