@@ -5,6 +5,8 @@
 //! directly.
 
 pub mod data_plane;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
