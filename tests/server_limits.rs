@@ -363,7 +363,8 @@ fn out_of_file_descriptors_backs_off_and_recovers() {
     );
     drop(flood);
     // Descriptors are free again: a new client is served.
-    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    let mut c = std::net::TcpStream::connect(addr)
+        .unwrap_or_else(|e| panic!("{e}; server log: {:?}", log.lock().unwrap()));
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let frame = groupcoord::server::tools::client::raw_frame(18, 0, 1, Some("t"), &[]);
     c.write_all(&frame).unwrap();
