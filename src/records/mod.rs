@@ -136,7 +136,9 @@ impl Record {
             Record::OffsetCommit {
                 topic, partition, ..
             } => format!("{topic}-{partition}"),
-            _ => String::new(),
+            Record::GroupMetadata { .. }
+            | Record::TargetAssignmentMetadata { .. }
+            | Record::Topology { .. } => String::new(),
         };
         let mut s = if key.is_empty() {
             self.name().to_string()
