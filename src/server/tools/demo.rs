@@ -15,8 +15,9 @@ use crate::protocol::{
     Topology,
 };
 
-use super::wire::{Header, Req, Resp};
-use super::{Job, Shared};
+use crate::server::Shared;
+use crate::server::owner::Job;
+use crate::server::wire::{Header, Req, Resp};
 
 pub const DEMO_TOPIC: &str = "demo-input";
 pub const DEMO_PARTITIONS: i32 = 6;
