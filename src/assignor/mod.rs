@@ -3,6 +3,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+pub mod java_compat;
+pub mod kafka_sticky;
 pub mod mock;
 pub mod sticky;
 
@@ -106,13 +108,17 @@ pub trait TaskAssignor: Send + Sync {
     ) -> Result<GroupAssignment, AssignorError>;
 }
 
-/// Names of the built-in assignors, the default first.
-pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "sticky-warmups", "mock"];
+/// Names of the built-in assignors, the default first. `sticky` is Kafka 4.4's assignor,
+/// tie-breaks included; the groupcoord extensions have their own names: `sticky-rack-aware`
+/// (balanced, minimum-movement, standbys spread over `rack.aware.assignment.tags`) and
+/// `sticky-warmups` (the same plus KIP-441 warm-ups).
+pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "sticky-rack-aware", "sticky-warmups", "mock"];
 
 /// A built-in assignor by name.
 pub fn builtin(name: &str) -> Option<Box<dyn TaskAssignor>> {
     match name {
-        "sticky" => Some(Box::new(sticky::StickyTaskAssignor { warmups: false })),
+        "sticky" => Some(Box::new(kafka_sticky::KafkaStickyAssignor)),
+        "sticky-rack-aware" => Some(Box::new(sticky::StickyTaskAssignor { warmups: false })),
         "sticky-warmups" => Some(Box::new(sticky::StickyTaskAssignor { warmups: true })),
         "mock" => Some(Box::new(mock::MockAssignor)),
         _ => None,
