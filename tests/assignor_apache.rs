@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use groupcoord::assignor::kafka_sticky::assign_with_member_order;
 use groupcoord::assignor::{
     AssignmentConfigs, GroupAssignment, GroupSpec, MemberSpec, SubtopologySpec, TopologySpec,
     builtin,
@@ -137,12 +136,11 @@ fn actual(c: &Case) -> Result<String, String> {
     let (group, topology) = input(c);
     let order: Vec<&str> = c.members.iter().map(|m| m.id.as_str()).collect();
     let sorted = order.windows(2).all(|w| w[0] < w[1]);
+    let sticky = builtin("sticky").expect("default assignor");
     let out = if sorted {
-        builtin("sticky")
-            .expect("default assignor")
-            .assign(&group, &topology)
+        sticky.assign(&group, &topology)
     } else {
-        assign_with_member_order(&group, &topology, &order)
+        sticky.assign_in_member_order(&group, &topology, &order)
     };
     out.map(|a| render(&a)).map_err(|e| e.0)
 }

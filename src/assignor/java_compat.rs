@@ -161,6 +161,75 @@ fn spread(hash_code: i32) -> u32 {
     h ^ (h >> 16)
 }
 
+/// The iteration order of an `org.apache.kafka.timeline.TimelineHashMap` (the coordinator's
+/// member and target maps) at the latest epoch, after a known sequence of `put` and `remove`
+/// calls; snapshots do not change it.
+///
+/// Its `BaseHashTable` picks a key's slot from the *top* bits of `hashCode * 0x9E3779B97F4A7C15`
+/// (Fibonacci hashing; as many bits as the table has slots, at least 2 slots); a slot holds its
+/// keys in an array in insertion order (a removal closes the gap, a `put` of a present key
+/// replaces it in place), and iteration walks the slots in order and each slot's array from its
+/// *last* element to its first. Before every `put`, present key or not, the table doubles if
+/// `(size + 1) * 0.75` exceeds its slots; a doubling splits each slot in two in order, so the
+/// order is: by slot at the final size, then most recently inserted first.
+#[derive(Debug, Clone)]
+pub struct TimelineHashMapOrder<K> {
+    slots: usize,
+    /// (Fibonacci product, insertion stamp, key) of every present key.
+    entries: Vec<(u64, u64, K)>,
+    next_stamp: u64,
+}
+
+impl<K: Copy + Eq> TimelineHashMapOrder<K> {
+    /// `new TimelineHashMap<>(registry, expectedSize)`.
+    pub fn with_expected_size(expected_size: usize) -> Self {
+        let min = (expected_size as f64 / 0.75).ceil() as usize;
+        Self {
+            slots: min.next_power_of_two().clamp(2, 1 << 30),
+            entries: Vec::new(),
+            next_stamp: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// `put(key, ...)`.
+    pub fn put(&mut self, hash_code: i32, key: K) {
+        if (self.entries.len() + 1) as f64 * 0.75 > self.slots as f64 && self.slots < 1 << 30 {
+            self.slots *= 2;
+        }
+        if self.entries.iter().any(|e| e.2 == key) {
+            return;
+        }
+        let product = (i64::from(hash_code) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.entries.push((product, self.next_stamp, key));
+        self.next_stamp += 1;
+    }
+
+    /// `remove(key)`.
+    pub fn remove(&mut self, key: K) {
+        self.entries.retain(|e| e.2 != key);
+    }
+
+    /// The keys in the order `keySet()` / `entrySet()` iterate them.
+    pub fn iteration_order(&self) -> Vec<K> {
+        let shift = 64 - self.slots.trailing_zeros();
+        let mut order: Vec<(u64, std::cmp::Reverse<u64>, K)> = self
+            .entries
+            .iter()
+            .map(|&(product, stamp, key)| (product >> shift, std::cmp::Reverse(stamp), key))
+            .collect();
+        order.sort_unstable_by_key(|&(slot, stamp, _)| (slot, stamp));
+        order.into_iter().map(|(.., key)| key).collect()
+    }
+}
+
 /// `java.util.PriorityQueue`: a binary min-heap with `siftUp` on `add` and `siftDown` on `poll`,
 /// exactly as the JDK does them, so elements that compare equal come out in the same order as
 /// in Java. The comparator is passed to each call (it may read state outside the heap, as
@@ -335,6 +404,44 @@ mod tests {
             order(HashMapOrder::with_capacity(4), &["a", "e", "b", "c"]).join(","),
             "a,b,c,e"
         );
+    }
+
+    #[test]
+    fn timeline_hash_map_order() {
+        // Each step's expected order was printed by Kafka 4.4.0's TimelineHashMap (expected size
+        // 0, as the coordinator's member maps), with snapshots taken at "s".
+        let steps = [
+            ("+m1", "m1"),
+            ("+m2", "m2,m1"),
+            ("+m3", "m2,m1,m3"),
+            ("s", "m2,m1,m3"),
+            ("+m4", "m2,m4,m1,m3"),
+            ("+m5", "m5,m2,m4,m1,m3"),
+            ("-m2", "m5,m4,m1,m3"),
+            ("+m6", "m5,m4,m6,m1,m3"),
+            ("+m2", "m5,m2,m4,m1,m6,m3"),
+            ("+m1", "m5,m2,m4,m1,m6,m3"),
+            ("+m7", "m5,m2,m7,m4,m1,m6,m3"),
+            ("s", "m5,m2,m7,m4,m1,m6,m3"),
+            ("-m4", "m5,m2,m7,m1,m6,m3"),
+            ("+m8", "m5,m2,m7,m1,m6,m3,m8"),
+            ("+m9", "m5,m2,m7,m9,m1,m6,m3,m8"),
+            ("+m10", "m5,m2,m7,m9,m1,m6,m3,m10,m8"),
+            ("+Aa", "m5,m2,Aa,m7,m9,m1,m6,m3,m10,m8"),
+            ("+BB", "m5,m2,BB,Aa,m7,m9,m1,m6,m3,m10,m8"),
+            ("+C#", "m5,m2,C#,BB,Aa,m7,m9,m1,m6,m3,m10,m8"),
+        ];
+        let mut map = TimelineHashMapOrder::with_expected_size(0);
+        for (op, want) in steps {
+            let key = &op[1..];
+            match &op[..1] {
+                "+" => map.put(string_hash(key), key),
+                "-" => map.remove(key),
+                _ => {}
+            }
+            assert_eq!(map.iteration_order().join(","), want, "after {op}");
+        }
+        assert_eq!(map.len(), 12);
     }
 
     fn by_second(a: &(u32, u32), b: &(u32, u32)) -> Ordering {

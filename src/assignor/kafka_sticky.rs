@@ -35,10 +35,11 @@
 //! order" above, the order processes enter the process queue and members the per-process member
 //! queue are `HashMap` iteration orders of member and process ids; equal loads then come out of
 //! the queues in binary-heap order. [`java_compat`] reproduces both. The map of members is
-//! filled in the order of the coordinator's own member map; [`assign_with_member_order`] takes
-//! that order, and [`KafkaStickyAssignor::assign`] assumes member-id order (the two differ only
-//! when two member ids share a hash bucket). A task claimed active by several members belongs
-//! to the last one in member order, as in Kafka.
+//! filled in the iteration order of the coordinator's own member map (a `TimelineHashMap`,
+//! [`java_compat::TimelineHashMapOrder`]); [`assign_with_member_order`] and
+//! [`TaskAssignor::assign_in_member_order`] take that order, and [`KafkaStickyAssignor::assign`]
+//! assumes member-id order (the two differ only when two member ids share a hash bucket). A task
+//! claimed active by several members belongs to the last one in member order, as in Kafka.
 //!
 //! # Bad input
 //!
@@ -67,6 +68,15 @@ impl TaskAssignor for KafkaStickyAssignor {
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError> {
         assign_with_member_order(group, topology, &[])
+    }
+
+    fn assign_in_member_order(
+        &self,
+        group: &GroupSpec,
+        topology: &TopologySpec,
+        member_order: &[&str],
+    ) -> Result<GroupAssignment, AssignorError> {
+        assign_with_member_order(group, topology, member_order)
     }
 }
 

@@ -106,6 +106,21 @@ pub trait TaskAssignor: Send + Sync {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError>;
+
+    /// [`TaskAssignor::assign`] when the caller knows the order in which Kafka's coordinator
+    /// would put the members into the assignor's member map: its own member map's iteration
+    /// order ([`java_compat::TimelineHashMapOrder`] fed with every `put` and `remove` of member
+    /// ids), then a member not in it yet. Only Kafka's `sticky` depends on it (for member ids
+    /// sharing a `HashMap` bucket); the default ignores it.
+    fn assign_in_member_order(
+        &self,
+        group: &GroupSpec,
+        topology: &TopologySpec,
+        member_order: &[&str],
+    ) -> Result<GroupAssignment, AssignorError> {
+        let _ = member_order;
+        self.assign(group, topology)
+    }
 }
 
 /// Names of the built-in assignors, the default first. `sticky` is Kafka 4.4's assignor,
