@@ -156,10 +156,23 @@ impl<'a> Tasks<'a> {
         self.task_sub.len()
     }
 
-    fn task(&self, subtopology: &str, partition: i32) -> Option<u32> {
-        let s = *self.index.get(subtopology)? as usize;
+    /// Task `partition` of subtopology index `s`, if it exists.
+    fn task_in(&self, s: u32, partition: i32) -> Option<u32> {
+        let s = s as usize;
         let (lo, hi) = (self.base[s], self.base[s + 1]);
         (partition >= 0 && (partition as u32) < hi - lo).then(|| lo + partition as u32)
+    }
+
+    /// The tasks of `partitions` of `subtopology` that exist.
+    fn tasks_of<'s>(
+        &'s self,
+        subtopology: &str,
+        partitions: &'s std::collections::BTreeSet<i32>,
+    ) -> impl Iterator<Item = u32> + 's {
+        let s = self.index.get(subtopology).copied();
+        partitions
+            .iter()
+            .filter_map(move |&p| s.and_then(|s| self.task_in(s, p)))
     }
 
     fn name(&self, t: u32) -> String {
@@ -321,26 +334,46 @@ impl<'a, 't> State<'a, 't> {
         // Previous active owners (the last claim in member order wins) and standby candidates.
         let nt = tasks.len();
         let mut prev_active = vec![NONE; nt];
-        // (task, is not a previous standby, reported offset descending, push order, member)
+        // (task, is not a previous standby, reported offset descending, member)
         let mut claims: Vec<(u32, bool, std::cmp::Reverse<i64>, u32)> = Vec::new();
+        // Per task, the last member that held it as standby / reported an offset for it.
+        let mut standby_by = vec![NONE; nt];
+        let mut offset_by: Vec<(u32, i64)> = vec![(NONE, 0); nt];
+        let mut reported: Vec<(u32, i64)> = Vec::new();
         for (m, spec) in specs.iter().enumerate() {
             let m = m as u32;
-            for task in spec.active_tasks.iter() {
-                if let Some(t) = tasks.task(&task.subtopology, task.partition) {
+            for (sub, parts) in spec.active_tasks.subtopologies() {
+                for t in tasks.tasks_of(sub, parts) {
                     prev_active[t as usize] = m;
                 }
             }
-            for task in spec.standby_tasks.iter() {
-                if let Some(t) = tasks.task(&task.subtopology, task.partition) {
-                    let offset = spec.task_offsets.get(&task).copied().unwrap_or(0);
+            // Offsets are sorted by subtopology: look each one up once.
+            reported.clear();
+            let mut last: Option<(&str, Option<u32>)> = None;
+            for (task, &offset) in &spec.task_offsets {
+                let s = match last {
+                    Some((id, s)) if id == task.subtopology => s,
+                    _ => {
+                        let s = tasks.index.get(task.subtopology.as_str()).copied();
+                        last = Some((task.subtopology.as_str(), s));
+                        s
+                    }
+                };
+                if let Some(t) = s.and_then(|s| tasks.task_in(s, task.partition)) {
+                    offset_by[t as usize] = (m, offset);
+                    reported.push((t, offset));
+                }
+            }
+            for (sub, parts) in spec.standby_tasks.subtopologies() {
+                for t in tasks.tasks_of(sub, parts) {
+                    standby_by[t as usize] = m;
+                    let (by, offset) = offset_by[t as usize];
+                    let offset = if by == m { offset } else { 0 };
                     claims.push((t, false, std::cmp::Reverse(offset), m));
                 }
             }
-            for (task, &offset) in &spec.task_offsets {
-                if spec.standby_tasks.contains_task(task) {
-                    continue;
-                }
-                if let Some(t) = tasks.task(&task.subtopology, task.partition) {
+            for &(t, offset) in &reported {
+                if standby_by[t as usize] != m {
                     claims.push((t, true, std::cmp::Reverse(offset), m));
                 }
             }
