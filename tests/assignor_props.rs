@@ -170,6 +170,35 @@ fn total_spread(out: &GroupAssignment) -> usize {
     )
 }
 
+/// Adds random current tasks and offsets: `(member, subtopology, partition, role)`, role 0-2
+/// active / standby / warm-up, 3 an offset (from -2, "caught up", upwards). Tasks may lie
+/// outside the topology and be claimed twice; with `clear_processes`, every 17th claim also
+/// clears its member's process id.
+fn add_claims(g: &mut GroupSpec, claims: Vec<(usize, usize, i32, u8)>, clear_processes: bool) {
+    let ids: Vec<String> = g.members.keys().cloned().collect();
+    for (i, (m, sub, p, role)) in claims.into_iter().enumerate() {
+        let m = g.members.get_mut(&ids[m % ids.len()]).expect("member");
+        let sub = format!("s{sub}");
+        match role {
+            0 => {
+                m.active_tasks.insert(&sub, p);
+            }
+            1 => {
+                m.standby_tasks.insert(&sub, p);
+            }
+            2 => {
+                m.warmup_tasks.insert(&sub, p);
+            }
+            _ => {
+                m.task_offsets.insert(TaskId::new(sub, p), i as i64 - 2);
+            }
+        }
+        if clear_processes && i % 17 == 0 {
+            m.process_id.clear();
+        }
+    }
+}
+
 /// Exactly-once actives and the process constraint for standbys and warm-ups.
 fn check_invariants(
     g: &GroupSpec,
@@ -483,20 +512,7 @@ proptest! {
     fn arbitrary_previous_state(s in shape(100, 1000), claims in prop::collection::vec((0usize..100, 0usize..12, 0i32..300, 0u8..4), 0..600)) {
         let t = topology(&s);
         let mut g = group(&s);
-        let ids: Vec<String> = g.members.keys().cloned().collect();
-        for (i, (m, sub, p, role)) in claims.into_iter().enumerate() {
-            let m = g.members.get_mut(&ids[m % ids.len()]).expect("member");
-            let sub = format!("s{sub}");
-            match role {
-                0 => { m.active_tasks.insert(&sub, p); }
-                1 => { m.standby_tasks.insert(&sub, p); }
-                2 => { m.warmup_tasks.insert(&sub, p); }
-                _ => { m.task_offsets.insert(TaskId::new(sub, p), i as i64); }
-            }
-            if i % 17 == 0 {
-                m.process_id.clear();
-            }
-        }
+        add_claims(&mut g, claims, true);
         let out = assign(&g, &t);
         check_invariants(&g, &t, &out)?;
         prop_assert!(active_spread(&out) <= 1);
@@ -680,17 +696,7 @@ proptest! {
     fn kafka_arbitrary_previous_state(s in shape(100, 1000), claims in prop::collection::vec((0usize..100, 0usize..12, 0i32..300, 0u8..4), 0..600)) {
         let t = topology(&s);
         let mut g = group(&s);
-        let ids: Vec<String> = g.members.keys().cloned().collect();
-        for (i, (m, sub, p, role)) in claims.into_iter().enumerate() {
-            let m = g.members.get_mut(&ids[m % ids.len()]).expect("member");
-            let sub = format!("s{sub}");
-            match role {
-                0 => { m.active_tasks.insert(&sub, p); }
-                1 => { m.standby_tasks.insert(&sub, p); }
-                2 => { m.warmup_tasks.insert(&sub, p); }
-                _ => { m.task_offsets.insert(TaskId::new(sub, p), i as i64 - 2); }
-            }
-        }
+        add_claims(&mut g, claims, false);
         let out = assign_kafka(&g, &t);
         check_invariants(&g, &t, &out)?;
         check_standbys_that_fit(&g, &t, &out)?;

@@ -111,12 +111,10 @@ fn warmups_and_rack_tags_are_ignored() {
     assert!(with_tags.members.values().all(|a| a.warmup.is_empty()));
 }
 
-#[test]
-fn last_active_claim_in_member_order_wins() {
-    // Both claim 0_0; in Kafka's member map "b" iterates after "a", so "b" is the previous
-    // owner and keeps it.
+/// Two members on their own processes, both claiming 0_0 active; topology `0` of 2 tasks.
+fn two_claimants(ids: [&str; 2]) -> (GroupSpec, TopologySpec) {
     let mut g = GroupSpec::default();
-    for (m, p) in [("a", "p1"), ("b", "p2")] {
+    for (m, p) in ids.into_iter().zip(["p1", "p2"]) {
         let mut spec = MemberSpec {
             process_id: p.into(),
             ..Default::default()
@@ -124,11 +122,24 @@ fn last_active_claim_in_member_order_wins() {
         spec.active_tasks.insert("0", 0);
         g.members.insert(m.into(), spec);
     }
-    let t = topo(2, false);
+    (g, topo(2, false))
+}
+
+fn owner_of_0_0(out: &GroupAssignment) -> &str {
+    out.members
+        .iter()
+        .find(|(_, a)| a.active.contains("0", 0))
+        .map(|(id, _)| id.as_str())
+        .unwrap()
+}
+
+#[test]
+fn last_active_claim_in_member_order_wins() {
+    // In Kafka's member map "a" (bucket 1) iterates before "b" (bucket 2) whatever the insertion
+    // order, so "b" is the previous owner and keeps 0_0.
+    let (g, t) = two_claimants(["a", "b"]);
     let out = KafkaStickyAssignor.assign(&g, &t).unwrap();
-    assert!(out.members["b"].active.contains_task(&TaskId::new("0", 0)));
-    // The member-map order is what decides, not the ids: "b" put first still iterates first
-    // (different hash buckets), so the result does not change with the insertion order here.
+    assert_eq!(owner_of_0_0(&out), "b");
     let again = assign_with_member_order(&g, &t, &["b", "a"]).unwrap();
     assert_eq!(out, again);
 }
@@ -136,24 +147,10 @@ fn last_active_claim_in_member_order_wins() {
 #[test]
 fn insertion_order_decides_within_a_hash_bucket() {
     // "Aa" and "BB" have the same String.hashCode, so a HashMap iterates them in insertion
-    // order; both claim 0_0 and the later one in that order keeps it.
-    let mut g = GroupSpec::default();
-    for (m, p) in [("Aa", "p1"), ("BB", "p2")] {
-        let mut spec = MemberSpec {
-            process_id: p.into(),
-            ..Default::default()
-        };
-        spec.active_tasks.insert("0", 0);
-        g.members.insert(m.into(), spec);
-    }
-    let t = topo(2, false);
+    // order; the later one in that order keeps 0_0.
+    let (g, t) = two_claimants(["Aa", "BB"]);
     let owner = |order: &[&str]| {
-        let out = assign_with_member_order(&g, &t, order).unwrap();
-        out.members
-            .iter()
-            .find(|(_, a)| a.active.contains("0", 0))
-            .map(|(id, _)| id.clone())
-            .unwrap()
+        owner_of_0_0(&assign_with_member_order(&g, &t, order).unwrap()).to_string()
     };
     assert_eq!(owner(&["Aa", "BB"]), "BB");
     assert_eq!(owner(&["BB", "Aa"]), "Aa");

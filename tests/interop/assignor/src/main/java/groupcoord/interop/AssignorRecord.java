@@ -4,10 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import groupcoord.interop.AssignorBench.Sub;
+
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.TaskAssignorException;
-import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
 import org.apache.kafka.coordinator.group.streams.assignor.AssignmentConfigsImpl;
 import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
 import org.apache.kafka.coordinator.group.streams.assignor.MemberMetadataAndStateImpl;
@@ -20,11 +21,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -50,8 +48,6 @@ import java.util.TreeSet;
 public final class AssignorRecord {
     static final ObjectMapper JSON = new ObjectMapper();
     static final String B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-    record Sub(String id, int partitions, boolean stateful) { }
 
     static final class Mem {
         final String id;
@@ -290,35 +286,6 @@ public final class AssignorRecord {
 
     // ---- Kafka's assignor ----
 
-    static TopologyDescriber topology(Case c) {
-        Map<String, Sub> byId = new LinkedHashMap<>();
-        for (Sub s : c.subs) {
-            byId.put(s.id(), s);
-        }
-        List<String> ids = List.copyOf(byId.keySet());
-        return new TopologyDescriber() {
-            @Override
-            public List<String> subtopologies() {
-                return ids;
-            }
-
-            @Override
-            public int maxNumInputPartitions(String id) {
-                Sub s = byId.get(id);
-                if (s == null) {
-                    throw new NoSuchElementException(id);
-                }
-                return s.partitions();
-            }
-
-            @Override
-            public boolean isStateful(String id) {
-                Sub s = byId.get(id);
-                return s != null && s.stateful();
-            }
-        };
-    }
-
     static <V> Map<String, V> copyOf(Map<String, V> m) {
         return new HashMap<>(m);
     }
@@ -332,7 +299,8 @@ public final class AssignorRecord {
                 copyOf(m.endOffsets)));
         }
         return new StickyTaskAssignor().assign(
-            new GroupSpecImpl(specs, new AssignmentConfigsImpl(c.standbys, c.tagKeys)), topology(c));
+            new GroupSpecImpl(specs, new AssignmentConfigsImpl(c.standbys, c.tagKeys)),
+            AssignorBench.describer(c.subs));
     }
 
     // ---- output ----
