@@ -3,7 +3,6 @@
 //! in the order listed); the recorded random groups in `tests/assignor_apache.rs` cover the rest.
 
 use super::*;
-use crate::types::TaskId;
 
 fn topo(n: i32, stateful: bool) -> TopologySpec {
     let mut t = TopologySpec::default();
