@@ -50,6 +50,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use super::java_compat::{HashMapOrder, PriorityQueue, cmp_strings, string_hash};
 use super::*;
 
@@ -109,7 +111,7 @@ struct Tasks<'a> {
     task_sub: Vec<u32>,
     task_part: Vec<i32>,
     /// Subtopology id -> index.
-    index: BTreeMap<&'a str, u32>,
+    index: FxHashMap<&'a str, u32>,
     /// Sum of partitions, and of partitions times (1 + standbys) for stateful ones, as Java
     /// `int`s (`maxNumInputPartitions` is trusted, negative counts included).
     partition_sum: i32,
@@ -130,7 +132,7 @@ impl<'a> Tasks<'a> {
             stateful: Vec::with_capacity(subs.len()),
             task_sub: Vec::new(),
             task_part: Vec::new(),
-            index: BTreeMap::new(),
+            index: FxHashMap::default(),
             partition_sum: 0,
             stateful_partition_sum: 0,
         };
@@ -378,8 +380,9 @@ impl<'a, 't> State<'a, 't> {
                 }
             }
         }
-        // Stable: ties keep member order (claims are pushed member by member).
-        claims.sort_by_key(|&(t, not_standby, offset, _)| (t, not_standby, offset));
+        // A member claims a task at most once, so ordering ties by member index is the stable
+        // order Kafka's list sort keeps (claims are added member by member).
+        claims.sort_unstable();
         let mut candidate_start = vec![0u32; nt + 1];
         for &(t, ..) in &claims {
             candidate_start[t as usize + 1] += 1;
@@ -509,7 +512,7 @@ impl<'a, 't> State<'a, 't> {
         let tasks = self.tasks;
         let mut order: Vec<u32> = (0..tasks.len() as u32).collect();
         let key = |t: &u32| (tasks.task_part[*t as usize], tasks.task_sub[*t as usize]);
-        order.sort_by_key(key);
+        order.sort_unstable_by_key(key);
 
         // a. Previous owners, then b. previous standbys and offset reporters, under the quota.
         order.retain(|&t| {
@@ -574,7 +577,7 @@ impl<'a, 't> State<'a, 't> {
             .filter(|&t| tasks.stateful[tasks.task_sub[t as usize] as usize])
             .collect();
         let key = |t: &u32| (tasks.task_part[*t as usize], tasks.task_sub[*t as usize]);
-        order.sort_by_key(|t| std::cmp::Reverse(key(t)));
+        order.sort_unstable_by_key(|t| std::cmp::Reverse(key(t)));
 
         let replicas = self.standby_replicas;
         let mut deferred: Vec<(u32, i32)> = Vec::new();
