@@ -9,7 +9,15 @@
 
 use criterion::{Criterion, black_box};
 use groupcoord::assignor::bench::{BenchInput, bench_assignor_cli};
-use groupcoord::assignor::sticky::assign_sticky;
+use groupcoord::assignor::kafka_sticky::KafkaStickyAssignor;
+use groupcoord::assignor::{GroupAssignment, GroupSpec, TaskAssignor, TopologySpec};
+
+/// The default `sticky` assignor (Kafka 4.4's algorithm).
+fn assign_sticky(group: &GroupSpec, topology: &TopologySpec) -> GroupAssignment {
+    KafkaStickyAssignor
+        .assign(group, topology)
+        .expect("groups with members")
+}
 
 fn steady(c: &mut Criterion, members: usize, tasks: usize, standbys: i32) {
     let input = BenchInput::generate(members, tasks, standbys, 3, 42);

@@ -664,7 +664,7 @@ mod tests {
         let c = b(&[
             ("group.streams.session.timeout.ms", "50000"),
             ("group.streams.num.standby.replicas", "1"),
-            ("group.streams.assignors", "sticky, mock"),
+            ("group.streams.assignors", "sticky, sticky-rack-aware, mock"),
             ("group.streams.rack.aware.assignment.tags", "zone,rack"),
             ("group.streams.acceptable.recovery.lag", "123456789012"),
             ("socket.request.max.bytes", "1000"),
@@ -675,7 +675,10 @@ mod tests {
         assert_eq!(b(&[]).unwrap().coordinator.offset_metadata_max_bytes, 4096);
         assert_eq!(c.coordinator.session_timeout_ms, 50_000);
         assert_eq!(c.coordinator.num_standby_replicas, 1);
-        assert_eq!(c.coordinator.assignors, vec!["sticky", "mock"]);
+        assert_eq!(
+            c.coordinator.assignors,
+            vec!["sticky", "sticky-rack-aware", "mock"]
+        );
         assert_eq!(
             c.coordinator.rack_aware_assignment_tags,
             vec!["zone", "rack"]

@@ -1,12 +1,18 @@
-//! Property tests of the `sticky` assignor (spec §5.3 plus the rules in its module docs):
-//! exactly-once actives, standby placement, balance, stickiness, minimum movement, determinism,
-//! rack diversity and warm-ups, on random groups of up to 200 members and 2,000 tasks.
+//! Property tests of the sticky assignors on random groups of up to 200 members and 2,000 tasks.
+//!
+//! * groupcoord's extensions `sticky-rack-aware` / `sticky-warmups` (`assignor::sticky`, the rules
+//!   in its module docs): exactly-once actives, standby placement, balance, stickiness, minimum
+//!   movement, determinism, rack diversity and warm-ups.
+//! * The default `sticky` (`assignor::kafka_sticky`, Kafka 4.4's algorithm, whose exact outputs
+//!   `tests/assignor_apache.rs` checks against the Kafka jar): the subset of those rules Kafka's
+//!   algorithm satisfies (the `kafka_` properties at the end).
 // Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
 // API has its browser tests in tests/wasm_browser.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use groupcoord::assignor::kafka_sticky::KafkaStickyAssignor;
 use groupcoord::assignor::sticky::StickyTaskAssignor;
 use groupcoord::assignor::{
     AssignmentConfigs, GroupAssignment, GroupSpec, MemberSpec, SubtopologySpec, TaskAssignor,
@@ -104,10 +110,18 @@ fn group(shape: &Shape) -> GroupSpec {
     g
 }
 
+/// `sticky-warmups` (with a warm-up budget of 0 it is `sticky-rack-aware`).
 fn assign(g: &GroupSpec, t: &TopologySpec) -> GroupAssignment {
     StickyTaskAssignor { warmups: true }
         .assign(g, t)
         .expect("sticky never fails")
+}
+
+/// The default `sticky` (Kafka 4.4's algorithm).
+fn assign_kafka(g: &GroupSpec, t: &TopologySpec) -> GroupAssignment {
+    KafkaStickyAssignor
+        .assign(g, t)
+        .expect("groups with members")
 }
 
 fn process(g: &GroupSpec, member: &str) -> String {
@@ -157,6 +171,35 @@ fn total_spread(out: &GroupAssignment) -> usize {
             .values()
             .map(|a| a.active.len() + a.standby.len()),
     )
+}
+
+/// Adds random current tasks and offsets: `(member, subtopology, partition, role)`, role 0-2
+/// active / standby / warm-up, 3 an offset (from -2, "caught up", upwards). Tasks may lie
+/// outside the topology and be claimed twice; with `clear_processes`, every 17th claim also
+/// clears its member's process id.
+fn add_claims(g: &mut GroupSpec, claims: Vec<(usize, usize, i32, u8)>, clear_processes: bool) {
+    let ids: Vec<String> = g.members.keys().cloned().collect();
+    for (i, (m, sub, p, role)) in claims.into_iter().enumerate() {
+        let m = g.members.get_mut(&ids[m % ids.len()]).expect("member");
+        let sub = format!("s{sub}");
+        match role {
+            0 => {
+                m.active_tasks.insert(&sub, p);
+            }
+            1 => {
+                m.standby_tasks.insert(&sub, p);
+            }
+            2 => {
+                m.warmup_tasks.insert(&sub, p);
+            }
+            _ => {
+                m.task_offsets.insert(TaskId::new(sub, p), i as i64 - 2);
+            }
+        }
+        if clear_processes && i % 17 == 0 {
+            m.process_id.clear();
+        }
+    }
 }
 
 /// Exactly-once actives and the process constraint for standbys and warm-ups.
@@ -472,20 +515,7 @@ proptest! {
     fn arbitrary_previous_state(s in shape(100, 1000), claims in prop::collection::vec((0usize..100, 0usize..12, 0i32..300, 0u8..4), 0..600)) {
         let t = topology(&s);
         let mut g = group(&s);
-        let ids: Vec<String> = g.members.keys().cloned().collect();
-        for (i, (m, sub, p, role)) in claims.into_iter().enumerate() {
-            let m = g.members.get_mut(&ids[m % ids.len()]).expect("member");
-            let sub = format!("s{sub}");
-            match role {
-                0 => { m.active_tasks.insert(&sub, p); }
-                1 => { m.standby_tasks.insert(&sub, p); }
-                2 => { m.warmup_tasks.insert(&sub, p); }
-                _ => { m.task_offsets.insert(TaskId::new(sub, p), i as i64); }
-            }
-            if i % 17 == 0 {
-                m.process_id.clear();
-            }
-        }
+        add_claims(&mut g, claims, true);
         let out = assign(&g, &t);
         check_invariants(&g, &t, &out)?;
         prop_assert!(active_spread(&out) <= 1);
@@ -590,5 +620,88 @@ fn more_standbys_than_processes_is_best_effort() {
             .filter(|a| a.standby.contains_task(&task))
             .count();
         assert_eq!(n, 2);
+    }
+}
+
+/// Every stateful task has `min(standbys, processes - 1)` standbys.
+fn check_standbys_that_fit(
+    g: &GroupSpec,
+    t: &TopologySpec,
+    out: &GroupAssignment,
+) -> Result<(), TestCaseError> {
+    let fit = (g.configs.num_standby_replicas.max(0) as usize).min(n_procs(g) - 1);
+    for task in t
+        .tasks()
+        .filter(|x| t.subtopologies[&x.subtopology].stateful)
+    {
+        let n = out
+            .members
+            .values()
+            .filter(|a| a.standby.contains_task(&task))
+            .count();
+        prop_assert_eq!(n, fit, "standbys of {}", task);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(cfg(48))]
+
+    /// Kafka's `sticky` from scratch: the invariants, every standby that fits, actives within
+    /// one task per member, no warm-ups, and the same output when run again.
+    #[test]
+    fn kafka_from_scratch_is_valid(s in shape(200, 2000)) {
+        let (g, t) = (group(&s), topology(&s));
+        let out = assign_kafka(&g, &t);
+        check_invariants(&g, &t, &out)?;
+        check_standbys_that_fit(&g, &t, &out)?;
+        prop_assert!(active_spread(&out) <= 1, "active spread {}", active_spread(&out));
+        prop_assert!(out.members.values().all(|a| a.warmup.is_empty()));
+        prop_assert_eq!(&assign_kafka(&g, &t), &out);
+    }
+
+    /// After a member leaves and another joins (on a new or an existing process), with the
+    /// previous output as the current assignment: the invariants and every standby that fits.
+    #[test]
+    fn kafka_after_leave_and_join_is_valid(
+        s in shape(200, 2000),
+        pick in any::<prop::sample::Index>(),
+        existing_proc in any::<bool>(),
+    ) {
+        let (g, t) = (group(&s), topology(&s));
+        let first = assign_kafka(&g, &t);
+        let mut g2 = with_owned(&g, &first);
+        if s.members >= 2 {
+            g2.members.remove(&member_id(pick.index(s.members)));
+        }
+        let mut joiner = MemberSpec { process_id: "p9999".into(), ..Default::default() };
+        if existing_proc {
+            joiner.process_id = g.members[&member_id(0)].process_id.clone();
+        }
+        g2.members.insert("new".into(), joiner);
+        let second = assign_kafka(&g2, &t);
+        check_invariants(&g2, &t, &second)?;
+        check_standbys_that_fit(&g2, &t, &second)?;
+    }
+
+    /// Feeding Kafka's output back in as the current assignment moves no active task.
+    #[test]
+    fn kafka_output_is_a_fixpoint_for_actives(s in shape(200, 2000)) {
+        let (g, t) = (group(&s), topology(&s));
+        let first = assign_kafka(&g, &t);
+        let second = assign_kafka(&with_owned(&g, &first), &t);
+        prop_assert_eq!(owners(&first), owners(&second), "actives moved");
+    }
+
+    /// Random previous assignments (tasks outside the topology, duplicate claims, standbys and
+    /// warm-ups anywhere, offsets) never break the invariants.
+    #[test]
+    fn kafka_arbitrary_previous_state(s in shape(100, 1000), claims in prop::collection::vec((0usize..100, 0usize..12, 0i32..300, 0u8..4), 0..600)) {
+        let t = topology(&s);
+        let mut g = group(&s);
+        add_claims(&mut g, claims, false);
+        let out = assign_kafka(&g, &t);
+        check_invariants(&g, &t, &out)?;
+        check_standbys_that_fit(&g, &t, &out)?;
     }
 }

@@ -1,4 +1,5 @@
-//! Benchmark of the `sticky` assignor (native only): `groupcoord bench assignor ...`.
+//! Benchmark of a built-in assignor, by default `sticky` (native only): `groupcoord bench assignor
+//! [--assignor NAME] ...`.
 //!
 //! A [`BenchInput`] is generated from a seed (PCG) and can be written to JSON, so that the Java
 //! harness in `tests/interop/assignor/` runs Apache Kafka's assignor on the same group. Both sides
@@ -22,9 +23,9 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
-use super::sticky::assign_sticky;
 use super::{
-    AssignmentConfigs, GroupAssignment, GroupSpec, MemberSpec, SubtopologySpec, TopologySpec,
+    AssignmentConfigs, GroupAssignment, GroupSpec, MemberSpec, SubtopologySpec, TaskAssignor,
+    TopologySpec,
 };
 use crate::types::TaskId;
 
@@ -367,19 +368,25 @@ fn rack_diversity(group: &GroupSpec, out: &GroupAssignment) -> (usize, usize) {
     (all, other)
 }
 
-/// Runs the benchmark protocol on `input` (see the module docs).
-pub fn run_input(input: &BenchInput, scale: bool) -> BenchReport {
+/// Runs the benchmark protocol on `input` with `assignor` (see the module docs).
+pub fn run_input(assignor: &dyn TaskAssignor, input: &BenchInput, scale: bool) -> BenchReport {
+    // The built-in assignors fail only without members, which the inputs always have.
+    let run = |g: &GroupSpec, t: &TopologySpec| {
+        assignor
+            .assign(g, t)
+            .unwrap_or_else(|e| panic!("{}: {e}", assignor.name()))
+    };
     let topo = input.topology();
     let scratch_group = input.scratch_group();
     let budget = 1500.0;
-    let (scratch, o1) = time(budget, || assign_sticky(&scratch_group, &topo));
+    let (scratch, o1) = time(budget, || run(&scratch_group, &topo));
     let steady_group = input.owning(&scratch_group, &o1);
-    let (steady, o2) = time(budget, || assign_sticky(&steady_group, &topo));
+    let (steady, o2) = time(budget, || run(&steady_group, &topo));
     let base = input.owning(&scratch_group, &o2);
     let leave_group = input.without_leaver(&base);
-    let (leave, o3) = time(budget, || assign_sticky(&leave_group, &topo));
+    let (leave, o3) = time(budget, || run(&leave_group, &topo));
     let join_group = input.with_joiner(&base);
-    let (join, o4) = time(budget, || assign_sticky(&join_group, &topo));
+    let (join, o4) = time(budget, || run(&join_group, &topo));
     let (standbys_assigned, other) = rack_diversity(&scratch_group, &o2);
     let processes = input
         .member_list
@@ -390,8 +397,8 @@ pub fn run_input(input: &BenchInput, scale: bool) -> BenchReport {
     let scale_10x = scale.then(|| {
         let big = input.scaled(10);
         let (t, g) = (big.topology(), big.scratch_group());
-        let warm = big.owning(&g, &assign_sticky(&g, &t));
-        let (timing, _) = time(budget, || assign_sticky(&warm, &t));
+        let warm = big.owning(&g, &run(&g, &t));
+        let (timing, _) = time(budget, || run(&warm, &t));
         (
             big.tasks,
             timing.median_ms,
@@ -433,6 +440,7 @@ pub fn run_bench(
     seed: u64,
 ) -> BenchReport {
     run_input(
+        &super::kafka_sticky::KafkaStickyAssignor,
         &BenchInput::generate(members, tasks, standbys, racks, seed),
         true,
     )
@@ -525,7 +533,9 @@ pub fn format_report(r: &BenchReport) -> String {
 }
 
 const USAGE: &str = "usage: groupcoord bench assignor --members M --tasks T --standbys S [--racks R] \
-[--seed N] [--warmups N] [--no-scale] [--write-input FILE.json] [--input FILE.json]\n\
+[--seed N] [--warmups N] [--assignor NAME] [--no-scale] [--write-input FILE.json] [--input FILE.json]\n\
+(--assignor: sticky (default), sticky-rack-aware, sticky-warmups, mock; --warmups is the group's \
+num.warmup.replicas, which only sticky-warmups uses)\n\
 (--write-input also writes FILE.10x.json, the 10x-tasks input, unless --no-scale)";
 
 /// The CLI entry: `args` are the words after `bench assignor`. Returns the report text (last
@@ -574,6 +584,7 @@ pub fn bench_assignor_cli(args: &[String]) -> Result<String, String> {
             "racks",
             "seed",
             "warmups",
+            "assignor",
             "no-scale",
             "write-input",
             "input",
@@ -613,7 +624,13 @@ pub fn bench_assignor_cli(args: &[String]) -> Result<String, String> {
             write(&format!("{stem}.10x.json"), &input.scaled(10))?;
         }
     }
-    let report = run_input(&input, scale);
+    let name = opts
+        .get("assignor")
+        .cloned()
+        .flatten()
+        .unwrap_or_else(|| super::BUILTIN_ASSIGNORS[0].to_string());
+    let assignor = super::builtin(&name).ok_or(format!("unknown assignor {name:?}\n{USAGE}"))?;
+    let report = run_input(assignor.as_ref(), &input, scale);
     Ok(format_report(&report))
 }
 

@@ -3,6 +3,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+pub mod java_compat;
+pub mod kafka_sticky;
 pub mod mock;
 pub mod sticky;
 
@@ -104,15 +106,34 @@ pub trait TaskAssignor: Send + Sync {
         group: &GroupSpec,
         topology: &TopologySpec,
     ) -> Result<GroupAssignment, AssignorError>;
+
+    /// [`TaskAssignor::assign`] when the caller knows the order in which Kafka's coordinator
+    /// would put the members into the assignor's member map: its own member map's iteration
+    /// order ([`java_compat::TimelineHashMapOrder`] fed with every `put` and `remove` of member
+    /// ids), then a member not in it yet. Only Kafka's `sticky` depends on it (for member ids
+    /// sharing a `HashMap` bucket); the default ignores it.
+    fn assign_in_member_order(
+        &self,
+        group: &GroupSpec,
+        topology: &TopologySpec,
+        member_order: &[&str],
+    ) -> Result<GroupAssignment, AssignorError> {
+        let _ = member_order;
+        self.assign(group, topology)
+    }
 }
 
-/// Names of the built-in assignors, the default first.
-pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "sticky-warmups", "mock"];
+/// Names of the built-in assignors, the default first. `sticky` is Kafka 4.4's assignor,
+/// tie-breaks included; the groupcoord extensions have their own names: `sticky-rack-aware`
+/// (balanced, minimum-movement, standbys spread over `rack.aware.assignment.tags`) and
+/// `sticky-warmups` (the same plus KIP-441 warm-ups).
+pub const BUILTIN_ASSIGNORS: &[&str] = &["sticky", "sticky-rack-aware", "sticky-warmups", "mock"];
 
 /// A built-in assignor by name.
 pub fn builtin(name: &str) -> Option<Box<dyn TaskAssignor>> {
     match name {
-        "sticky" => Some(Box::new(sticky::StickyTaskAssignor { warmups: false })),
+        "sticky" => Some(Box::new(kafka_sticky::KafkaStickyAssignor)),
+        "sticky-rack-aware" => Some(Box::new(sticky::StickyTaskAssignor { warmups: false })),
         "sticky-warmups" => Some(Box::new(sticky::StickyTaskAssignor { warmups: true })),
         "mock" => Some(Box::new(mock::MockAssignor)),
         _ => None,

@@ -1,4 +1,8 @@
-//! The `sticky` task assignor (spec §5.3), the default.
+//! The `sticky-rack-aware` and `sticky-warmups` task assignors: groupcoord's extensions of the
+//! sticky assignor (spec §5.3). The default `sticky` is Kafka 4.4's own algorithm,
+//! [`super::kafka_sticky`]; this one trades Kafka's exact tie-breaks for tighter guarantees
+//! (balanced totals, minimum movement), KIP-925-style rack-aware standbys and, under the
+//! `sticky-warmups` name, KIP-441 warm-ups.
 //!
 //! # What it guarantees
 //!
@@ -112,7 +116,8 @@ use model::{Model, NONE};
 /// See the module docs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StickyTaskAssignor {
-    /// Place KIP-441 warm-ups (`num_warmup_replicas`). Off for `sticky`: Kafka 4.4 never assigns
+    /// Place KIP-441 warm-ups (`num_warmup_replicas`). Off for `sticky-rack-aware` (as in the
+    /// default `sticky`): Kafka 4.4 never assigns
     /// warm-ups and Kafka Streams 4.4 clients do not run them ("Warmup replicas are not supported
     /// yet with the streams protocol"), so a held-back active would never move. On for
     /// `sticky-warmups`, for the explorer and for clients that do support them.
@@ -124,7 +129,7 @@ impl TaskAssignor for StickyTaskAssignor {
         if self.warmups {
             "sticky-warmups"
         } else {
-            "sticky"
+            "sticky-rack-aware"
         }
     }
 

@@ -1,4 +1,4 @@
-//! Specific outcomes of the sticky assignor.
+//! Specific outcomes of groupcoord's `sticky-rack-aware` / `sticky-warmups` assignor.
 
 use super::*;
 use crate::types::TaskId;
@@ -186,13 +186,14 @@ fn warmup_keeps_task_on_caught_up_owner() {
     assert_eq!(out.members["b"].active.len(), 1);
     assert_eq!(out.members["b"].warmup.len(), 1);
     assert!(!out.members["b"].warmup.intersects(&out.members["b"].active));
-    // The default `sticky` assignor never places warm-ups, whatever the budget (Kafka 4.4).
+    // `sticky-rack-aware` (like the default `sticky`, Kafka 4.4) never places warm-ups, whatever
+    // the budget.
     let plain = StickyTaskAssignor { warmups: false }
         .assign(&g, &t)
         .unwrap();
     assert_eq!(plain.members["b"].active.len(), 2);
     assert!(plain.members.values().all(|m| m.warmup.is_empty()));
-    // Kafka 4.4 behaviour with no budget: moves directly.
+    // With no budget, the task moves directly (as in Kafka 4.4).
     g.configs.num_warmup_replicas = 0;
     let out = run(&g, &t);
     assert_eq!(out.members["b"].active.len(), 2);

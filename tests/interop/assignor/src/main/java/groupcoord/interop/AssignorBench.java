@@ -72,8 +72,13 @@ public final class AssignorBench {
     }
 
     static TopologyDescriber topology(Input in) {
+        return describer(in.subtopologies());
+    }
+
+    /** A topology of {@code subs} (also used by {@link AssignorRecord}). */
+    static TopologyDescriber describer(List<Sub> subs) {
         final Map<String, Sub> byId = new TreeMap<>();
-        for (Sub s : in.subtopologies()) {
+        for (Sub s : subs) {
             byId.put(s.id(), s);
         }
         final List<String> ids = List.copyOf(byId.keySet());
