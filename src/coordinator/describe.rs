@@ -25,6 +25,11 @@ pub struct ListedGroup {
     pub group_type: String,
 }
 
+/// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11) as a bit set:
+/// the GROUP operations Kafka reports when no authorizer is configured.
+const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
+    (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
+
 fn kv(key: &str, value: &str) -> KeyValue {
     KeyValue {
         key: key.to_string(),
@@ -188,6 +193,8 @@ fn described_member(g: &StreamsGroup, m: &StreamsMember) -> DescribedMember {
 
 impl Coordinator {
     /// StreamsGroupDescribe (spec §1.4, §8).
+    /// Describe streams groups. groupcoord has no authorizer, so requested authorized
+    /// operations are what Kafka answers without one: every operation a group supports.
     pub fn streams_group_describe(
         &self,
         req: &StreamsGroupDescribeRequest,
@@ -228,6 +235,11 @@ impl Coordinator {
                         0
                     },
                     assignor_name: (api_version >= 1).then(|| cfg.assignor_name.clone()),
+                    authorized_operations: if req.include_authorized_operations {
+                        GROUP_OPERATIONS_WITHOUT_AUTHORIZER
+                    } else {
+                        i32::MIN
+                    },
                     ..Default::default()
                 }
             })

@@ -176,6 +176,8 @@ fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
     StreamsGroupHeartbeatResponse {
         error_code: e.code.0,
         error_message: e.message.clone(),
+        // Kafka answers errors with the schema default of the non-nullable status list.
+        status: Some(Vec::new()),
         ..Default::default()
     }
 }
@@ -1003,6 +1005,18 @@ impl Coordinator {
         let partitions_by_user_endpoint = (group.endpoint_information_epoch
             != req.endpoint_information_epoch)
             .then(|| endpoint_information(group, &member_id, &self.metadata));
+        if !group_existed {
+            // Kafka 4.4 runs the heartbeat that creates a group on a group object it never
+            // registers; replaying that heartbeat's records registers a fresh one. The soft state
+            // set above is therefore seen by this response only: the next heartbeat configures the
+            // topology again (describe shows the topology as sent until then), the
+            // endpoint-information epoch stays 0, task offsets and a shutdown request are dropped.
+            group.configured_topology = None;
+            group.metadata_refresh_deadline = Default::default();
+            group.task_offsets.remove(&member_id);
+            group.endpoint_information_epoch = 0;
+            group.shutdown_request_member_id = None;
+        }
         let response = StreamsGroupHeartbeatResponse {
             member_id: member_id.clone(),
             member_epoch: new_epoch,
