@@ -75,6 +75,7 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
     let ready = g
         .configured_topology
         .as_ref()
+        .filter(|_| g.configured_topology_described)
         .filter(|c| c.is_ready() && c.topology_epoch == topo.epoch)
         .and_then(|c| c.subtopologies.as_ref());
     let subtopologies = match ready {
@@ -411,5 +412,60 @@ impl Coordinator {
         self.apply(&records);
         out.records = records;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::CoordinatorConfig;
+    use crate::coordinator::{Coordinator, RequestContext};
+    use crate::protocol::{
+        StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, Subtopology, Topology,
+    };
+    use crate::types::Millis;
+
+    #[test]
+    fn authorized_operations_are_every_group_operation_when_requested() {
+        let mut coordinator = Coordinator::new(CoordinatorConfig::default());
+        let join = StreamsGroupHeartbeatRequest {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            rebalance_timeout_ms: 1000,
+            topology: Some(Topology {
+                subtopologies: vec![Subtopology {
+                    subtopology_id: "0".into(),
+                    source_topics: vec!["input".into()],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            active_tasks: Some(Vec::new()),
+            standby_tasks: Some(Vec::new()),
+            warmup_tasks: Some(Vec::new()),
+            ..Default::default()
+        };
+        let ctx = RequestContext {
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            api_version: 1,
+        };
+        let joined = coordinator.streams_group_heartbeat(Millis(0), &ctx, &join);
+        assert_eq!(joined.response.error_code, 0);
+        let describe = |include| {
+            coordinator.streams_group_describe(
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec!["g".into(), "unknown".into()],
+                    include_authorized_operations: include,
+                    ..Default::default()
+                },
+                1,
+            )
+        };
+        // What Apache Kafka 4.4 answers without an authorizer (recorded by the differential run):
+        // the operations for a described group, none for a group it did not find.
+        let requested = describe(true);
+        assert_eq!(requested.groups[0].authorized_operations, 3400);
+        assert_eq!(requested.groups[1].authorized_operations, i32::MIN);
+        assert_eq!(describe(false).groups[0].authorized_operations, i32::MIN);
     }
 }

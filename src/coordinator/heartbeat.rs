@@ -406,7 +406,7 @@ impl Coordinator {
                     value: Some(value),
                 });
             }
-            self.apply(&out.records);
+            self.apply_group_records(gid, &out.records);
         } else {
             let member_id = member.member_id.clone();
             let fenced = self.fence_member(gid, &member_id);
@@ -459,7 +459,7 @@ impl Coordinator {
                 }),
             });
         }
-        self.apply(&out.records);
+        self.apply_group_records(group_id, &out.records);
         let mut timers = Vec::new();
         self.timer_cancel(
             &mut timers,
@@ -921,8 +921,15 @@ impl Coordinator {
             )
         });
 
+        // Kafka builds the response before its records are replayed: a static replacement that
+        // empties the group for a moment clears a shutdown request only after this answer.
+        let shutdown_before = self
+            .groups
+            .streams(&gid)
+            .and_then(|g| g.shutdown_request_member_id.clone());
+
         // Apply: records, soft state, timers.
-        self.apply(&records);
+        self.apply_group_records(&gid, &records);
         let mut timers: Vec<TimerChange> = Vec::new();
         if schedule_initial {
             self.timer_schedule(
@@ -959,6 +966,7 @@ impl Coordinator {
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
+            group.configured_topology_described = !records.is_empty();
         }
         if let Some(d) = soft.refresh_deadline {
             group.metadata_refresh_deadline = d;
@@ -974,7 +982,8 @@ impl Coordinator {
         }
 
         // Step O: response.
-        if let Some(requester) = &group.shutdown_request_member_id {
+        let shutdown_requester = shutdown_before.or_else(|| group.shutdown_request_member_id.clone());
+        if let Some(requester) = &shutdown_requester {
             statuses.push(status(
                 status_code::SHUTDOWN_APPLICATION,
                 format!(
@@ -1012,6 +1021,7 @@ impl Coordinator {
             // topology again (describe shows the topology as sent until then), the
             // endpoint-information epoch stays 0, task offsets and a shutdown request are dropped.
             group.configured_topology = None;
+            group.configured_topology_described = false;
             group.metadata_refresh_deadline = Default::default();
             group.task_offsets.remove(&member_id);
             group.endpoint_information_epoch = 0;
@@ -1037,6 +1047,20 @@ impl Coordinator {
             timers,
             topics_to_create,
         })
+    }
+}
+
+impl Coordinator {
+    /// Apply the records an operation wrote for a group. Kafka's describe reads the group as of
+    /// the last committed write; a topology configured by a heartbeat that wrote nothing becomes
+    /// visible with the group's next write.
+    fn apply_group_records(&mut self, group_id: &str, records: &[Record]) {
+        self.apply(records);
+        if !records.is_empty()
+            && let Some(g) = self.groups.streams_mut(group_id)
+        {
+            g.configured_topology_described = true;
+        }
     }
 }
 
