@@ -982,7 +982,8 @@ impl Coordinator {
         }
 
         // Step O: response.
-        let shutdown_requester = shutdown_before.or_else(|| group.shutdown_request_member_id.clone());
+        let shutdown_requester =
+            shutdown_before.or_else(|| group.shutdown_request_member_id.clone());
         if let Some(requester) = &shutdown_requester {
             statuses.push(status(
                 status_code::SHUTDOWN_APPLICATION,

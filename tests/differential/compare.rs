@@ -392,6 +392,12 @@ impl Report {
         100.0 * self.agreeing as f64 / self.steps.max(1) as f64
     }
 
+    /// Agreement over the steps that are neither assignor differences nor documented
+    /// deviations (nor follow one in their sequence).
+    pub fn agreement_without_excused(&self) -> f64 {
+        100.0 * self.agreeing as f64 / (self.steps - self.ties()).max(1) as f64
+    }
+
     fn ties(&self) -> usize {
         self.per_category
             .iter()
@@ -414,7 +420,7 @@ impl Report {
         writeln!(
             s,
             "agreement without assignor tie-breaks and documented deviations {:.2}% of {} steps ({} steps are or follow one)",
-            100.0 * self.agreeing as f64 / (self.steps - ties).max(1) as f64,
+            self.agreement_without_excused(),
             self.steps - ties,
             ties
         )
