@@ -6,6 +6,8 @@ use groupcoord::protocol::{
 };
 use serde::{Deserialize, Serialize};
 
+// A few thousand values in a test: boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Request {
     Heartbeat {
@@ -18,6 +20,7 @@ pub enum Request {
     },
 }
 
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Response {
     Heartbeat(StreamsGroupHeartbeatResponse),
