@@ -26,8 +26,11 @@ use groupcoord::server::{ServeOptions, start};
 use compare::{Category, Verdict};
 use model::{Request, Response, Sequence, Step};
 
-/// Sequences recorded by `record.sh`.
+/// Random sequences recorded by `record.sh` (seeds 0..SEQUENCES).
 const SEQUENCES: u32 = 120;
+
+/// The planned sequence of docs/deviations.md D2 (a refused static join), recorded after them.
+const REFUSED_STATIC_JOIN_SEQ: u32 = 1000;
 
 /// The agreement the checker must keep, in percent of all steps: what this recording reaches
 /// today. Most of the rest are sequences where the sticky assignor's output differs from Kafka's
@@ -108,7 +111,13 @@ async fn replay(addr: SocketAddr, seq: &Sequence) -> Outcome {
 }
 
 fn serve_options(data_dir: PathBuf) -> ServeOptions {
-    let parsed = groupcoord::config_keys::build(&group_properties()).expect("group.properties");
+    let mut entries = group_properties();
+    // The refused-static-join sequence's group runs with the group-level config the recorder
+    // set on Kafka (IncrementalAlterConfigs); here as the server's group override.
+    let (key, value) = generate::REFUSED_STATIC_JOIN_GROUP_CONFIG;
+    let group = generate::Generator::refused_static_join(REFUSED_STATIC_JOIN_SEQ).group_id;
+    entries.insert(format!("group.{group}.{key}"), value.to_string());
+    let parsed = groupcoord::config_keys::build(&entries).expect("group.properties");
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), data_dir);
     o.coordinator = parsed.coordinator;
     o.server = parsed.server;
@@ -268,6 +277,97 @@ fn deviation_user_endpoint_while_a_source_topic_is_missing() {
     assert!(endpoints[0].active_partitions.is_empty());
 }
 
+/// docs/deviations.md D2: with warm-ups enabled, a static join refused with
+/// UNRELEASED_INSTANCE_ID has already re-labelled Kafka 4.4's cached refined assignment from the
+/// instance's owner to the refused member id. The owner's next heartbeat gets an empty
+/// assignment, and the member that later takes the instance over too, followed by an extra
+/// rebalance. groupcoord's refused join changes nothing.
+#[test]
+fn deviation_refused_static_join_relabels_the_cached_assignment() {
+    let sequence = load_recording()
+        .into_iter()
+        .find(|s| s.seq == REFUSED_STATIC_JOIN_SEQ)
+        .expect("the recording holds the refused-static-join sequence");
+    let data_dir = std::env::temp_dir().join(format!(
+        "groupcoord-differential-relabel-{}",
+        std::process::id()
+    ));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outcome = rt.block_on(async {
+        let server = start(serve_options(data_dir.clone()))
+            .await
+            .expect("groupcoord starts");
+        let outcome = replay(server.addr, &sequence).await;
+        server.shutdown().await;
+        outcome
+    });
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let heartbeat = |r: &Response| match r {
+        Response::Heartbeat(h) => h.clone(),
+        other => panic!("not a heartbeat answer: {other:?}"),
+    };
+    let active_count = |h: &groupcoord::protocol::StreamsGroupHeartbeatResponse| {
+        h.active_tasks
+            .iter()
+            .flatten()
+            .map(|t| t.partitions.len())
+            .sum::<usize>()
+    };
+    let refused = sequence
+        .steps
+        .iter()
+        .position(|s| matches!(&s.response, Response::Heartbeat(h) if h.error_code == 111))
+        .expect("a refused static join");
+    // Up to and including the refused join both sides agree.
+    for (k, (verdict, _)) in outcome.verdicts.iter().enumerate().take(refused + 1) {
+        assert_eq!(
+            verdict.category, None,
+            "step {k}: {:?}",
+            verdict.differences
+        );
+    }
+    // The owner's next heartbeat, reporting every task it runs.
+    let next = refused
+        + 1
+        + sequence.steps[refused + 1..]
+            .iter()
+            .position(|s| matches!(s.request, Request::Heartbeat { .. }))
+            .expect("a heartbeat after the refused join");
+    let kafka = heartbeat(&sequence.steps[next].response);
+    let ours = heartbeat(&outcome.verdicts[next].1);
+    assert_eq!(kafka.error_code, 0);
+    assert_eq!(
+        active_count(&kafka),
+        0,
+        "Kafka 4.4 empties the owner's assignment: {kafka:?}"
+    );
+    assert_eq!(ours.error_code, 0);
+    assert_eq!(
+        active_count(&ours),
+        2,
+        "groupcoord keeps the owner's target (2 of 4 tasks): {ours:?}"
+    );
+    // The member that takes the instance over: Kafka gives it nothing and rebalances again.
+    let takeover = sequence
+        .steps
+        .iter()
+        .rposition(|s| match &s.request {
+            Request::Heartbeat { body, .. } => body.member_epoch == 0,
+            _ => false,
+        })
+        .expect("the take-over join");
+    let kafka = heartbeat(&sequence.steps[takeover].response);
+    let ours = heartbeat(&outcome.verdicts[takeover].1);
+    assert_eq!((active_count(&kafka), active_count(&ours)), (0, 2));
+    let kafka_after = heartbeat(&sequence.steps[takeover + 1].response);
+    let ours_after = heartbeat(&outcome.verdicts[takeover + 1].1);
+    assert_eq!(
+        (kafka_after.member_epoch, ours_after.member_epoch),
+        (kafka.member_epoch + 1, ours.member_epoch),
+        "Kafka's extra rebalance"
+    );
+}
+
 fn print_step(k: usize, step: &Step, verdict: &Verdict, ours: &Response) {
     let mark = match verdict.category {
         None => "ok".to_string(),
@@ -350,8 +450,43 @@ async fn find_coordinator(client: &mut Client) {
     panic!("the broker's group coordinator did not become available");
 }
 
-async fn record_sequence(client: &mut Client, seq: u32) -> Sequence {
-    let mut generator = generate::Generator::new(seq);
+/// A group-level configuration, as `kafka-configs --entity-type groups` sets it.
+async fn set_group_config(client: &mut Client, group_id: &str, (key, value): (&str, &str)) {
+    use kafka_protocol::messages::IncrementalAlterConfigsRequest;
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    const GROUP_RESOURCE: i8 = 32;
+    const SET: i8 = 0;
+    let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(GROUP_RESOURCE)
+            .with_resource_name(StrBytes::from_string(group_id.to_string()))
+            .with_configs(vec![
+                AlterableConfig::default()
+                    .with_name(StrBytes::from_string(key.to_string()))
+                    .with_config_operation(SET)
+                    .with_value(Some(StrBytes::from_string(value.to_string()))),
+            ]),
+    ]);
+    let resp = client.call(1, &req).await.expect("IncrementalAlterConfigs");
+    for r in resp.responses {
+        assert_eq!(
+            r.error_code, 0,
+            "set {key}={value} on group {group_id}: {:?}",
+            r.error_message
+        );
+    }
+    // The group config reaches the coordinator through the metadata log.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+}
+
+async fn record_sequence(
+    client: &mut Client,
+    seq: u32,
+    mut generator: generate::Generator,
+) -> Sequence {
     let mut steps = Vec::new();
     while let Some((request, note)) = generator.next() {
         let mut response = send(client, &request).await;
@@ -394,8 +529,17 @@ fn record() {
         tokio::time::sleep(Duration::from_secs(3)).await;
         let mut out = Vec::new();
         for seq in 0..SEQUENCES {
-            out.push(record_sequence(&mut client, seq).await);
+            let generator = generate::Generator::new(seq);
+            out.push(record_sequence(&mut client, seq, generator).await);
         }
+        let generator = generate::Generator::refused_static_join(REFUSED_STATIC_JOIN_SEQ);
+        set_group_config(
+            &mut client,
+            &generator.group_id,
+            generate::REFUSED_STATIC_JOIN_GROUP_CONFIG,
+        )
+        .await;
+        out.push(record_sequence(&mut client, REFUSED_STATIC_JOIN_SEQ, generator).await);
         out
     });
     let file = std::fs::File::create(recording_path()).expect("create the recording");

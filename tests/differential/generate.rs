@@ -85,7 +85,23 @@ pub struct Generator {
     closed: bool,
     /// The member and the kind of the last heartbeat, for `observe`.
     last: Option<(usize, Kind)>,
+    /// A fixed plan instead of random steps (`Generator::refused_static_join`).
+    script: std::collections::VecDeque<Scripted>,
+    scripted: bool,
 }
+
+/// A step of a fixed plan; members are indices into the generator's members.
+#[derive(Clone, Copy)]
+enum Scripted {
+    Join(usize),
+    Heartbeat(usize),
+    StaticLeave(usize),
+    Describe,
+}
+
+/// The group-level configuration the refused-static-join sequence runs with (both sides): with
+/// warm-ups enabled Kafka 4.4 caches the refined assignment, which the refused join re-labels.
+pub const REFUSED_STATIC_JOIN_GROUP_CONFIG: (&str, &str) = ("streams.num.warmup.replicas", "2");
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -242,6 +258,127 @@ impl Generator {
             steps_left,
             closed: false,
             last: None,
+            script: Default::default(),
+            scripted: false,
+        }
+    }
+
+    /// docs/deviations.md D2: a static join refused because the instance id is in use, while the
+    /// group reconciles, in a group with warm-ups enabled; then the owner heartbeats, leaves
+    /// temporarily, and a new member id takes the instance over.
+    pub fn refused_static_join(seq: u32) -> Generator {
+        let mut g = Generator::new(seq);
+        g.group_id = format!("diff-relabel-{seq}");
+        g.topology = Topology {
+            epoch: 0,
+            subtopologies: vec![Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec!["diff-in-a".into()],
+                state_changelog_topics: vec![topic_info("diff-store-a-changelog")],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let member = |k: u32, instance: &str, process: &str| Member {
+            id: format!("member-{seq}-{k}"),
+            instance_id: Some(format!("instance-{seq}-{instance}")),
+            process_id: format!("process-{seq}-{process}"),
+            endpoint: None,
+            rack_id: None,
+            client_tags: Vec::new(),
+            version: 1,
+            epoch: 0,
+            owned: Default::default(),
+            owned_dirty: false,
+            endpoint_epoch: 0,
+            gone: false,
+        };
+        // 0 owns instance a, 1 instance b; 2 claims a while 0 holds it; 3 takes a over after 0
+        // left temporarily.
+        g.members = vec![
+            member(0, "a", "0"),
+            member(1, "b", "1"),
+            member(2, "a", "2"),
+            member(3, "a", "0"),
+        ];
+        g.next_member = 4;
+        use Scripted::*;
+        g.script = [
+            Join(0),
+            Heartbeat(0),
+            Join(1),
+            Describe,
+            Join(2),
+            Describe,
+            Heartbeat(0),
+            Heartbeat(1),
+            Heartbeat(0),
+            Heartbeat(1),
+            Describe,
+            StaticLeave(0),
+            Join(3),
+            Heartbeat(3),
+            Heartbeat(1),
+            Heartbeat(3),
+            Heartbeat(1),
+            Describe,
+        ]
+        .into();
+        g.scripted = true;
+        g
+    }
+
+    fn next_scripted(&mut self, step: Scripted) -> (Request, String) {
+        self.last = None;
+        let heartbeat = |g: &mut Generator, i: usize, body: StreamsGroupHeartbeatRequest, kind| {
+            g.last = Some((i, kind));
+            Request::Heartbeat {
+                version: g.members[i].version,
+                body,
+            }
+        };
+        match step {
+            Scripted::Join(i) => {
+                let body = self.join_request(&self.members[i]);
+                let note = format!(
+                    "join {} (static {})",
+                    self.members[i].id,
+                    self.members[i].instance_id.as_deref().unwrap_or("-")
+                );
+                (heartbeat(self, i, body, Kind::Regular), note)
+            }
+            Scripted::Heartbeat(i) => {
+                let mut body = self.heartbeat_request(i);
+                // Always report the owned tasks: the plan must not depend on the random draw.
+                let m = &self.members[i];
+                body.active_tasks = Some(m.owned[0].clone());
+                body.standby_tasks = Some(m.owned[1].clone());
+                body.warmup_tasks = Some(m.owned[2].clone());
+                let note = format!("heartbeat {}", m.id);
+                (heartbeat(self, i, body, Kind::Regular), note)
+            }
+            Scripted::StaticLeave(i) => {
+                let m = &self.members[i];
+                let body = StreamsGroupHeartbeatRequest {
+                    group_id: self.group_id.clone(),
+                    member_id: m.id.clone(),
+                    member_epoch: -2,
+                    instance_id: m.instance_id.clone(),
+                    ..Default::default()
+                };
+                let note = format!("static leave {}", m.id);
+                (heartbeat(self, i, body, Kind::Leave), note)
+            }
+            Scripted::Describe => (
+                Request::Describe {
+                    version: 1,
+                    body: StreamsGroupDescribeRequest {
+                        group_ids: vec![self.group_id.clone()],
+                        ..Default::default()
+                    },
+                },
+                "describe".into(),
+            ),
         }
     }
 
@@ -350,7 +487,10 @@ impl Generator {
 
     /// The next request, with a note of what it is meant to be; None when the sequence is over.
     pub fn next(&mut self) -> Option<(Request, String)> {
-        if self.closed {
+        if let Some(step) = self.script.pop_front() {
+            return Some(self.next_scripted(step));
+        }
+        if self.closed || self.scripted {
             return None;
         }
         if self.steps_left == 0 {
