@@ -86,12 +86,12 @@ impl Category {
     }
 
     /// Differences that do not follow from the group's membership or assignment, so a step
-    /// after a tie-break or a deviation still shows them as what they are.
+    /// after a tie-break or a deviation still shows them as what they are. (Error messages do
+    /// follow: they quote the epochs.)
     fn independent(self) -> bool {
         matches!(
             self,
             Category::Transport
-                | Category::ErrorMessage
                 | Category::Status
                 | Category::DescribeTopology
                 | Category::DescribeOther
