@@ -110,6 +110,33 @@ async fn replay(addr: SocketAddr, seq: &Sequence) -> Outcome {
     }
 }
 
+/// Run `work` against a fresh `groupcoord serve` on 127.0.0.1:0 (its own data directory, removed
+/// afterwards), then stop the server.
+fn with_groupcoord<T, F>(tag: &str, work: impl FnOnce(SocketAddr) -> F) -> T
+where
+    F: std::future::Future<Output = T>,
+{
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let data_dir = std::env::temp_dir().join(format!(
+        "groupcoord-differential-{tag}-{}-{nanos}",
+        std::process::id()
+    ));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let out = rt.block_on(async {
+        let server = start(serve_options(data_dir.clone()))
+            .await
+            .expect("groupcoord starts");
+        let out = work(server.addr).await;
+        server.shutdown().await;
+        out
+    });
+    let _ = std::fs::remove_dir_all(&data_dir);
+    out
+}
+
 fn serve_options(data_dir: PathBuf) -> ServeOptions {
     let mut entries = group_properties();
     // The refused-static-join sequence's group runs with the group-level config the recorder
@@ -139,20 +166,11 @@ fn differential_agreement() {
         sequences.retain(|s| s.seq == n);
         assert!(!sequences.is_empty(), "no sequence {n} in the recording");
     }
-    let data_dir = std::env::temp_dir().join(format!(
-        "groupcoord-differential-{}-{}",
-        std::process::id(),
-        started.elapsed().as_nanos()
-    ));
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let outcomes = rt.block_on(async {
-        let server = start(serve_options(data_dir.clone()))
-            .await
-            .expect("groupcoord starts");
-        let addr = server.addr;
+    let to_replay = sequences.clone();
+    let outcomes = with_groupcoord("check", |addr| async move {
         // Sequences are independent (one group each): replay them on a few connections at once.
         let mut outcomes = Vec::new();
-        for chunk in sequences.chunks(8) {
+        for chunk in to_replay.chunks(8) {
             let tasks: Vec<_> = chunk
                 .iter()
                 .cloned()
@@ -162,10 +180,8 @@ fn differential_agreement() {
                 outcomes.push(t.await.expect("replay task"));
             }
         }
-        server.shutdown().await;
         outcomes
     });
-    let _ = std::fs::remove_dir_all(&data_dir);
 
     let by_seq: BTreeMap<u32, &Sequence> = sequences.iter().map(|s| (s.seq, s)).collect();
     if only.is_some() {
@@ -243,21 +259,11 @@ fn deviation_user_endpoint_while_a_source_topic_is_missing() {
     assert_eq!((kafka.error_code, kafka.member_epoch), (-1, 0));
 
     // groupcoord's answer to the same request.
-    let data_dir = std::env::temp_dir().join(format!(
-        "groupcoord-differential-deviation-{}",
-        std::process::id()
-    ));
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let ours = rt.block_on(async {
-        let server = start(serve_options(data_dir.clone()))
-            .await
-            .expect("groupcoord starts");
-        let mut client = Client::connect(server.addr).await.unwrap();
-        let ours = client.heartbeat(*version, body).await.expect("answer");
-        server.shutdown().await;
-        ours
+    let (version, body) = (*version, body.clone());
+    let ours = with_groupcoord("endpoint", |addr| async move {
+        let mut client = Client::connect(addr).await.expect("connect to groupcoord");
+        client.heartbeat(version, &body).await.expect("answer")
     });
-    let _ = std::fs::remove_dir_all(&data_dir);
     assert_eq!(ours.error_code, 0, "{ours:?}");
     assert_eq!(ours.member_epoch, 2);
     let statuses: Vec<i8> = ours
@@ -288,20 +294,10 @@ fn deviation_refused_static_join_relabels_the_cached_assignment() {
         .into_iter()
         .find(|s| s.seq == REFUSED_STATIC_JOIN_SEQ)
         .expect("the recording holds the refused-static-join sequence");
-    let data_dir = std::env::temp_dir().join(format!(
-        "groupcoord-differential-relabel-{}",
-        std::process::id()
-    ));
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let outcome = rt.block_on(async {
-        let server = start(serve_options(data_dir.clone()))
-            .await
-            .expect("groupcoord starts");
-        let outcome = replay(server.addr, &sequence).await;
-        server.shutdown().await;
-        outcome
+    let outcome = with_groupcoord("relabel", |addr| {
+        let sequence = sequence.clone();
+        async move { replay(addr, &sequence).await }
     });
-    let _ = std::fs::remove_dir_all(&data_dir);
     let heartbeat = |r: &Response| match r {
         Response::Heartbeat(h) => h.clone(),
         other => panic!("not a heartbeat answer: {other:?}"),

@@ -256,6 +256,22 @@ fn describe_category(path: &str) -> Category {
     }
 }
 
+/// Diff two normalised answers field by field; the category of each differing field.
+fn diff_categories<T: serde::Serialize>(
+    kafka: &T,
+    ours: &T,
+    category: fn(&str) -> Category,
+    found: &mut Vec<(String, String)>,
+) -> Vec<Category> {
+    diff(
+        "",
+        &serde_json::to_value(kafka).unwrap(),
+        &serde_json::to_value(ours).unwrap(),
+        found,
+    );
+    found.iter().map(|(p, _)| category(p)).collect()
+}
+
 /// `cascade`: the excused difference that an earlier step of the sequence had, if any.
 pub fn compare(
     request: &Request,
@@ -270,13 +286,7 @@ pub fn compare(
                 normalize_heartbeat(k.clone()),
                 normalize_heartbeat(o.clone()),
             );
-            diff(
-                "",
-                &serde_json::to_value(&k).unwrap(),
-                &serde_json::to_value(&o).unwrap(),
-                &mut found,
-            );
-            let cats: Vec<Category> = found.iter().map(|(p, _)| heartbeat_category(p)).collect();
+            let cats = diff_categories(&k, &o, heartbeat_category, &mut found);
             let only_assignment = cats
                 .iter()
                 .all(|c| matches!(c, Category::Assignment | Category::EndpointPartitions));
@@ -284,13 +294,7 @@ pub fn compare(
         }
         (Response::Describe(k), Response::Describe(o)) => {
             let (k, o) = (normalize_describe(k.clone()), normalize_describe(o.clone()));
-            diff(
-                "",
-                &serde_json::to_value(&k).unwrap(),
-                &serde_json::to_value(&o).unwrap(),
-                &mut found,
-            );
-            let cats: Vec<Category> = found.iter().map(|(p, _)| describe_category(p)).collect();
+            let cats = diff_categories(&k, &o, describe_category, &mut found);
             let only_assignment = cats.iter().all(|c| *c == Category::DescribeAssignment);
             (cats.into_iter().min(), only_assignment)
         }
