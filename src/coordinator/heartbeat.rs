@@ -675,7 +675,9 @@ impl Coordinator {
                 member_id: updated.member_id.clone(),
                 value: Some(updated.metadata_value()),
             });
-            if updated.instance_id.is_some() {
+            // Kafka asks whether the *request* names an instance id, not the member: a static
+            // member's heartbeat without it (null = unchanged) bumps on any metadata change.
+            if req.instance_id.is_some() {
                 updated.topology_epoch != member.topology_epoch
                     || updated.rack_id != member.rack_id
                     || updated.client_tags != member.client_tags

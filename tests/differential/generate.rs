@@ -612,7 +612,7 @@ impl Generator {
         let mut req = self.heartbeat_request(i);
         let m = self.members[i].clone();
         let mut join = self.join_request(&m);
-        let what = self.rng.below(24);
+        let what = self.rng.below(28);
         self.last = Some((i, Kind::Deviation));
         let note: String = match what {
             0 => {
@@ -745,6 +745,31 @@ impl Generator {
                 join.topology = Some(t);
                 req = join;
                 "rejoin with the next topology epoch".into()
+            }
+            // Member metadata a running client may change (each a rebalance in Kafka).
+            24 => {
+                req.rebalance_timeout_ms = 2 * REBALANCE_TIMEOUT_MS;
+                "new rebalance timeout".into()
+            }
+            25 => {
+                req.rack_id = Some(format!("rack-moved-{}", self.rng.below(3)));
+                "new rack".into()
+            }
+            26 => {
+                req.client_tags = Some(vec![KeyValue {
+                    key: "zone".into(),
+                    value: format!("moved-{}", self.rng.below(3)),
+                    ..Default::default()
+                }]);
+                "new client tags".into()
+            }
+            27 => {
+                req.user_endpoint = Some(Endpoint {
+                    host: format!("moved-{}", self.rng.below(3)),
+                    port: 9090,
+                    ..Default::default()
+                });
+                "new user endpoint".into()
             }
             _ => {
                 // Tasks the member was never given.
