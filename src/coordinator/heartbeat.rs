@@ -352,9 +352,10 @@ impl Coordinator {
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
         let Some(group) = self.groups.streams_mut(gid) else {
+            // Kafka's leave looks the group up with its generic lookup (not the heartbeat's).
             return Err(ApiError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
-                format!("Streams group {gid} not found."),
+                format!("Group {gid} not found."),
             ));
         };
         if req.shutdown_application && group.shutdown_request_member_id.is_none() {

@@ -325,8 +325,9 @@ pub fn compare(
     }
 }
 
-/// A join with a user endpoint into a group whose topology has a missing source topic, which
-/// Kafka 4.4 fails with UNKNOWN_SERVER_ERROR (docs/deviations.md).
+/// A heartbeat with a user endpoint (a join, or a member setting one) into a group whose
+/// topology has a missing source topic, which Kafka 4.4 fails with UNKNOWN_SERVER_ERROR
+/// (docs/deviations.md D1).
 /// Also (D2) any difference in the planned refused-static-join sequence, which exists to show
 /// that deviation (its steps before the refused join are checked to agree by
 /// `deviation_refused_static_join_relabels_the_cached_assignment`).
@@ -341,7 +342,7 @@ fn documented_deviation(request: &Request, kafka: &Response) -> bool {
     let (Request::Heartbeat { body, .. }, Response::Heartbeat(k)) = (request, kafka) else {
         return false;
     };
-    k.error_code == -1 && body.member_epoch == 0 && body.user_endpoint.is_some()
+    k.error_code == -1 && body.user_endpoint.is_some()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -472,6 +472,9 @@ impl Generator {
         if self.rng.chance(20) {
             group_ids.push(format!("diff-unknown-{}", self.seq));
         }
+        if self.rng.chance(8) {
+            group_ids.push(String::new());
+        }
         let version = if self.rng.chance(50) { 1 } else { 0 };
         Request::Describe {
             version,
@@ -612,7 +615,7 @@ impl Generator {
         let mut req = self.heartbeat_request(i);
         let m = self.members[i].clone();
         let mut join = self.join_request(&m);
-        let what = self.rng.below(28);
+        let what = self.rng.below(30);
         self.last = Some((i, Kind::Deviation));
         let note: String = match what {
             0 => {
@@ -770,6 +773,15 @@ impl Generator {
                     ..Default::default()
                 });
                 "new user endpoint".into()
+            }
+            28 => {
+                req.group_id = format!("diff-nogroup-{}", self.seq);
+                "heartbeat to an unknown group".into()
+            }
+            29 => {
+                req.group_id = format!("diff-nogroup-{}", self.seq);
+                req.member_epoch = -1;
+                "leave of an unknown group".into()
             }
             _ => {
                 // Tasks the member was never given.
