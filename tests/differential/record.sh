@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 streams="$root/tests/interop/streams"
-work="$(mktemp -d /tmp/groupcoord-differential.XXXXXX)"
+work="$(mktemp -d -t groupcoord-differential.XXXXXX)"
 ( cd "$streams" && { mvn -q -B -o package -DskipTests 2>/dev/null || mvn -q -B package -DskipTests; } )
 trap '"$streams/kafka-broker.sh" stop "$work"' EXIT
 bootstrap=$(BROKER_EXTRA_PROPS="$root/tests/differential/group.properties" \
