@@ -49,13 +49,25 @@
 //! assert_eq!(out.response.member_epoch, 1);
 //! let (deadline, _timer) = coordinator.next_timer().unwrap();
 //! assert_eq!(deadline, Millis(3_000));
-//! // Firing the timer computes the target assignment (records, no response).
+//! // The timer fires, but as in Kafka 4.4 the join that created the group configured its
+//! // topology on a scratch group that replaying the join's records replaced: nothing to assign
+//! // yet (no records, no response).
 //! let fired = coordinator.fire_due_timers(Millis(3_000));
-//! assert!(!fired[0].records.is_empty());
+//! assert!(fired[0].records.is_empty());
+//! // The member's next heartbeat configures the topology again and computes the assignment.
+//! let heartbeat = StreamsGroupHeartbeatRequest {
+//!     group_id: "app".into(),
+//!     member_id: "m1".into(),
+//!     member_epoch: 1,
+//!     ..Default::default()
+//! };
+//! let next = coordinator.streams_group_heartbeat(Millis(3_500), &ctx, &heartbeat);
+//! assert_eq!(next.response.member_epoch, 2);
+//! assert_eq!(next.response.active_tasks.map(|t| t[0].partitions.len()), Some(3));
 //!
 //! // A restart is a replay of the records written so far.
 //! let mut restarted = Coordinator::new(CoordinatorConfig::default());
-//! for record in out.records.iter().chain(fired.iter().flat_map(|o| &o.records)) {
+//! for record in out.records.iter().chain(&next.records) {
 //!     restarted.replay(record).unwrap();
 //! }
 //! assert_eq!(restarted.state_hash(), coordinator.state_hash());

@@ -36,6 +36,11 @@ pub struct ListedGroup {
     pub group_type: String,
 }
 
+/// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11) as a bit set:
+/// the GROUP operations Kafka reports when no authorizer is configured.
+const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
+    (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
+
 fn kv(key: &str, value: &str) -> KeyValue {
     KeyValue {
         key: key.to_string(),
@@ -81,6 +86,7 @@ fn described_topology(g: &StreamsGroup) -> Option<DescribedTopology> {
     let ready = g
         .configured_topology
         .as_ref()
+        .filter(|_| g.configured_topology_described)
         .filter(|c| c.is_ready() && c.topology_epoch == topo.epoch)
         .and_then(|c| c.subtopologies.as_ref());
     let subtopologies = match ready {
@@ -198,54 +204,58 @@ fn described_member(g: &StreamsGroup, m: &StreamsMember) -> DescribedMember {
 }
 
 impl Coordinator {
-    /// StreamsGroupDescribe (spec §1.4, §8).
+    /// StreamsGroupDescribe (spec §1.4, §8). groupcoord has no authorizer, so requested
+    /// authorized operations are what Kafka answers without one: every operation a group supports.
     pub fn streams_group_describe(
         &self,
         req: &StreamsGroupDescribeRequest,
         api_version: i16,
     ) -> StreamsGroupDescribeResponse {
-        let groups = req
+        // Kafka answers empty group ids first (INVALID_GROUP_ID, no message), then the others in
+        // request order (they all live on its one coordinator partition here).
+        let empty = req
             .group_ids
             .iter()
-            .map(|id| {
-                if id.is_empty() {
-                    return DescribedGroup {
-                        error_code: ErrorCode::INVALID_GROUP_ID.0,
-                        error_message: Some("The group id cannot be empty.".into()),
-                        ..Default::default()
-                    };
-                }
-                let Some(g) = self.groups.streams(id) else {
-                    return DescribedGroup {
-                        error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
-                        error_message: Some(format!("Group {id} not found.")),
-                        group_id: id.clone(),
-                        ..Default::default()
-                    };
-                };
-                let cfg = self.config.for_group(id);
-                DescribedGroup {
+            .filter(|id| id.is_empty())
+            .map(|_| DescribedGroup {
+                error_code: ErrorCode::INVALID_GROUP_ID.0,
+                ..Default::default()
+            });
+        let named = req.group_ids.iter().filter(|id| !id.is_empty()).map(|id| {
+            let Some(g) = self.groups.streams(id) else {
+                return DescribedGroup {
+                    error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
+                    error_message: Some(format!("Group {id} not found.")),
                     group_id: id.clone(),
-                    group_state: g.state().name().to_string(),
-                    group_epoch: g.group_epoch,
-                    assignment_epoch: g.assignment_epoch,
-                    topology: described_topology(g),
-                    members: g.members.values().map(|m| described_member(g, m)).collect(),
-                    topology_description_status: if api_version >= 1
-                        && req.include_topology_description
-                    {
-                        1
-                    } else {
-                        0
-                    },
-                    assignor_name: (api_version >= 1).then(|| cfg.assignor_name.clone()),
                     ..Default::default()
-                }
-            })
-            .collect();
+                };
+            };
+            let cfg = self.config.for_group(id);
+            DescribedGroup {
+                group_id: id.clone(),
+                group_state: g.state().name().to_string(),
+                group_epoch: g.group_epoch,
+                assignment_epoch: g.assignment_epoch,
+                topology: described_topology(g),
+                members: g.members.values().map(|m| described_member(g, m)).collect(),
+                topology_description_status: if api_version >= 1 && req.include_topology_description
+                {
+                    1
+                } else {
+                    0
+                },
+                assignor_name: (api_version >= 1).then(|| cfg.assignor_name.clone()),
+                authorized_operations: if req.include_authorized_operations {
+                    GROUP_OPERATIONS_WITHOUT_AUTHORIZER
+                } else {
+                    i32::MIN
+                },
+                ..Default::default()
+            }
+        });
         StreamsGroupDescribeResponse {
             throttle_time_ms: 0,
-            groups,
+            groups: empty.chain(named).collect(),
             unknown_tagged_fields: Vec::new(),
         }
     }
@@ -472,5 +482,92 @@ impl Coordinator {
         self.apply(&records)?;
         out.records = records;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::CoordinatorConfig;
+    use crate::coordinator::{Coordinator, RequestContext};
+    use crate::protocol::{
+        StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, Subtopology, Topology,
+    };
+    use crate::types::Millis;
+
+    #[test]
+    fn authorized_operations_are_every_group_operation_when_requested() {
+        let mut coordinator = Coordinator::new(CoordinatorConfig::default());
+        let join = StreamsGroupHeartbeatRequest {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            rebalance_timeout_ms: 1000,
+            topology: Some(Topology {
+                subtopologies: vec![Subtopology {
+                    subtopology_id: "0".into(),
+                    source_topics: vec!["input".into()],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            active_tasks: Some(Vec::new()),
+            standby_tasks: Some(Vec::new()),
+            warmup_tasks: Some(Vec::new()),
+            ..Default::default()
+        };
+        let ctx = RequestContext {
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            api_version: 1,
+        };
+        let joined = coordinator.streams_group_heartbeat(Millis(0), &ctx, &join);
+        assert_eq!(joined.response.error_code, 0);
+        let describe = |include| {
+            coordinator.streams_group_describe(
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec!["g".into(), "unknown".into()],
+                    include_authorized_operations: include,
+                    ..Default::default()
+                },
+                1,
+            )
+        };
+        // What Apache Kafka 4.4 answers without an authorizer (recorded by the differential run):
+        // the operations for a described group, none for a group it did not find.
+        let requested = describe(true);
+        assert_eq!(requested.groups[0].authorized_operations, 3400);
+        assert_eq!(requested.groups[1].authorized_operations, i32::MIN);
+        assert_eq!(describe(false).groups[0].authorized_operations, i32::MIN);
+    }
+
+    #[test]
+    fn empty_group_ids_are_answered_first_without_a_message() {
+        let coordinator = Coordinator::new(CoordinatorConfig::default());
+        let out = coordinator.streams_group_describe(
+            &StreamsGroupDescribeRequest {
+                group_ids: vec!["a".into(), "".into(), "b".into()],
+                ..Default::default()
+            },
+            1,
+        );
+        // As Apache Kafka 4.4 answers (recorded by the differential run).
+        let got: Vec<(&str, i16, Option<&str>)> = out
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    g.group_id.as_str(),
+                    g.error_code,
+                    g.error_message.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("", 24, None),
+                ("a", 69, Some("Group a not found.")),
+                ("b", 69, Some("Group b not found.")),
+            ]
+        );
     }
 }

@@ -245,6 +245,9 @@ pub struct StreamsGroup {
     pub failed_description_topology_epoch: i32,
     // --- soft (not persisted) ---
     pub configured_topology: Option<ConfiguredTopology>,
+    /// Whether describe shows `configured_topology` (else the topology as sent): it does once a
+    /// write of this group followed its configuration, as Kafka's describe reads committed state.
+    pub configured_topology_described: bool,
     /// (deadline, group epoch at which it was set); (0, 0) = expired.
     pub metadata_refresh_deadline: (Millis, i32),
     pub shutdown_request_member_id: Option<String>,
@@ -272,6 +275,7 @@ impl StreamsGroup {
             stored_description_topology_epoch: -1,
             failed_description_topology_epoch: -1,
             configured_topology: None,
+            configured_topology_described: false,
             metadata_refresh_deadline: (Millis(0), 0),
             shutdown_request_member_id: None,
             endpoint_information_epoch: 0,

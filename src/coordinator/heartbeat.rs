@@ -160,6 +160,8 @@ fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
     StreamsGroupHeartbeatResponse {
         error_code: e.code.0,
         error_message: e.message.clone(),
+        // Kafka answers errors with the schema default of the non-nullable status list.
+        status: Some(Vec::new()),
         ..Default::default()
     }
 }
@@ -354,9 +356,10 @@ impl Coordinator {
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
         let Some(group) = self.groups.streams_mut(gid) else {
+            // Kafka's leave looks the group up with its generic lookup (not the heartbeat's).
             return Err(ApiError::new(
                 ErrorCode::GROUP_ID_NOT_FOUND,
-                format!("Streams group {gid} not found."),
+                format!("Group {gid} not found."),
             ));
         };
         if req.shutdown_application && group.shutdown_request_member_id.is_none() {
@@ -408,7 +411,7 @@ impl Coordinator {
                     value: Some(value),
                 });
             }
-            self.apply(&out.records)?;
+            self.apply_group_records(gid, &out.records)?;
         } else {
             let member_id = member.member_id.clone();
             let fenced = self.fence_member(gid, &member_id)?;
@@ -466,7 +469,7 @@ impl Coordinator {
                 }),
             });
         }
-        self.apply(&out.records)?;
+        self.apply_group_records(group_id, &out.records)?;
         let mut timers = Vec::new();
         self.timer_cancel(
             &mut timers,
@@ -682,7 +685,9 @@ impl Coordinator {
                 member_id: updated.member_id.clone(),
                 value: Some(updated.metadata_value()),
             });
-            if updated.instance_id.is_some() {
+            // Kafka asks whether the *request* names an instance id, not the member: a static
+            // member's heartbeat without it (null = unchanged) bumps on any metadata change.
+            if req.instance_id.is_some() {
                 updated.topology_epoch != member.topology_epoch
                     || updated.rack_id != member.rack_id
                     || updated.client_tags != member.client_tags
@@ -928,8 +933,15 @@ impl Coordinator {
             )
         });
 
+        // Kafka builds the response before its records are replayed: a static replacement that
+        // empties the group for a moment clears a shutdown request only after this answer.
+        let shutdown_before = self
+            .groups
+            .streams(&gid)
+            .and_then(|g| g.shutdown_request_member_id.clone());
+
         // Apply: records, soft state, timers.
-        self.apply(&records)?;
+        self.apply_group_records(&gid, &records)?;
         let mut timers: Vec<TimerChange> = Vec::new();
         if schedule_initial {
             self.timer_schedule(
@@ -966,6 +978,7 @@ impl Coordinator {
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
+            group.configured_topology_described = !records.is_empty();
         }
         if let Some(d) = soft.refresh_deadline {
             group.metadata_refresh_deadline = d;
@@ -981,7 +994,9 @@ impl Coordinator {
         }
 
         // Step O: response.
-        if let Some(requester) = &group.shutdown_request_member_id {
+        let shutdown_requester =
+            shutdown_before.or_else(|| group.shutdown_request_member_id.clone());
+        if let Some(requester) = &shutdown_requester {
             statuses.push(status(
                 status_code::SHUTDOWN_APPLICATION,
                 format!(
@@ -1012,6 +1027,19 @@ impl Coordinator {
         let partitions_by_user_endpoint = (group.endpoint_information_epoch
             != req.endpoint_information_epoch)
             .then(|| endpoint_information(group, &member_id, &self.metadata));
+        if !group_existed {
+            // Kafka 4.4 runs the heartbeat that creates a group on a group object it never
+            // registers; replaying that heartbeat's records registers a fresh one. The soft state
+            // set above is therefore seen by this response only: the next heartbeat configures the
+            // topology again (describe shows the topology as sent until then), the
+            // endpoint-information epoch stays 0, task offsets and a shutdown request are dropped.
+            group.configured_topology = None;
+            group.configured_topology_described = false;
+            group.metadata_refresh_deadline = Default::default();
+            group.task_offsets.remove(&member_id);
+            group.endpoint_information_epoch = 0;
+            group.shutdown_request_member_id = None;
+        }
         let response = StreamsGroupHeartbeatResponse {
             member_id: member_id.clone(),
             member_epoch: new_epoch,
@@ -1032,6 +1060,21 @@ impl Coordinator {
             timers,
             topics_to_create,
         })
+    }
+}
+
+impl Coordinator {
+    /// Apply the records an operation wrote for a group. Kafka's describe reads the group as of
+    /// the last committed write; a topology configured by a heartbeat that wrote nothing becomes
+    /// visible with the group's next write.
+    fn apply_group_records(&mut self, group_id: &str, records: &[Record]) -> Result<(), ApiError> {
+        self.apply(records)?;
+        if !records.is_empty()
+            && let Some(g) = self.groups.streams_mut(group_id)
+        {
+            g.configured_topology_described = true;
+        }
+        Ok(())
     }
 }
 

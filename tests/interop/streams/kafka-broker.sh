@@ -5,7 +5,8 @@
 #                                  the pid is in DIR/broker.pid, the log in DIR/broker.log
 #   kafka-broker.sh stop DIR    -> stops the broker started on DIR (SIGTERM, then SIGKILL after 20 s)
 # Environment: KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY, STREAMS_WARMUPS,
-# REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log).
+# REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log), BROKER_EXTRA_PROPS=FILE (appended to
+# server.properties: its keys win over the ones above).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cmd="${1:?start|stop}"; dir="${2:?DIR}"
@@ -47,6 +48,7 @@ group.streams.num.standby.replicas=${STREAMS_STANDBY:-1}
 group.streams.num.warmup.replicas=${STREAMS_WARMUPS:-0}
 log.segment.bytes=16777216
 PROPS
+  if [ -n "${BROKER_EXTRA_PROPS:-}" ]; then cat "$BROKER_EXTRA_PROPS" >> "$dir/server.properties"; fi
   java -Xmx256m -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \
        -c "$dir/server.properties" --feature streams.version=1 > "$dir/format.log" 2>&1 \
     || { cat "$dir/format.log" >&2; exit 1; }
