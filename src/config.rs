@@ -34,6 +34,9 @@ pub struct CoordinatorConfig {
     pub streams_enabled: bool,
     /// Group-level overrides (`streams.*` keys), by group id.
     pub group_overrides: BTreeMap<String, GroupConfig>,
+    /// Bounds on what clients can make the coordinator store (`groupcoord.max.*`).
+    #[serde(default)]
+    pub limits: crate::coordinator::limits::Limits,
 }
 
 impl Default for CoordinatorConfig {
@@ -62,6 +65,7 @@ impl Default for CoordinatorConfig {
             acceptable_recovery_lag: 10_000,
             streams_enabled: true,
             group_overrides: BTreeMap::new(),
+            limits: Default::default(),
         }
     }
 }

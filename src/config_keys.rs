@@ -355,6 +355,13 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
             }
             "connections.max.idle.ms" => s.connections_max_idle_ms = parse_long(k, v)?,
             "max.connections" => s.max_connections = at_least(k, parse_int(k, v)?, 0)?,
+            _ if k.starts_with("groupcoord.max.") => {
+                let n = parse_int(k, v)?;
+                match c.limits.set(k, n) {
+                    Some(r) => r.map_err(|m| err(k, m))?,
+                    None => return Err(err(k, "unknown config key")),
+                }
+            }
             _ => {
                 let Some((gid, gk)) = split_group_key(k) else {
                     return Err(err(k, "unknown config key"));

@@ -59,6 +59,7 @@ pub struct Outcome<R> {
 mod describe;
 pub mod group;
 mod heartbeat;
+pub mod limits;
 mod offsets;
 pub mod reconcile;
 pub mod registry;

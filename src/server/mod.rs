@@ -241,10 +241,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
                 }
                 Ok(())
             }
-            LogEntry::Topics(ts) => {
-                state.apply_topics(ts);
-                Ok(())
-            }
+            LogEntry::Topics(ts) => state.replay_topics(ts),
         })?
     };
     if let Some((path, offset, dropped, reason)) = &report.truncated {
