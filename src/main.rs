@@ -53,6 +53,12 @@ mod native {
             #[command(subcommand)]
             which: BenchCmd,
         },
+        /// Inspect or repair the durable log of a stopped server (the way out when start-up
+        /// refuses a log).
+        Log {
+            #[command(subcommand)]
+            which: LogCmd,
+        },
         /// Run scenario files (tests/scenarios/*.txt format) against the pure coordinator.
         Scenario {
             /// Scenario files.
@@ -68,6 +74,31 @@ mod native {
             /// First seed.
             #[arg(long, default_value_t = 0)]
             start: u64,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum LogCmd {
+        /// List the commit mark, every snapshot and segment, and every batch (offset, size, what
+        /// it holds, whether its checksum is valid).
+        Inspect {
+            #[arg(long, default_value = "./data")]
+            data_dir: PathBuf,
+            /// Every record, not only the first few of each batch.
+            #[arg(long)]
+            verbose: bool,
+        },
+        /// Drop the batch starting at OFFSET and everything after it (newer segments too), and
+        /// move the commit mark there. This loses those changes: use it on the batch start-up
+        /// named when it refused the log.
+        TruncateAfter {
+            /// A batch offset, as printed by `inspect` or by the start-up error.
+            offset: u64,
+            #[arg(long, default_value = "./data")]
+            data_dir: PathBuf,
+            /// The segment number (default: the newest segment).
+            #[arg(long)]
+            segment: Option<u64>,
         },
     }
 
@@ -228,6 +259,7 @@ mod native {
                     Ok(o) => o,
                     Err(e) => return config_error(e),
                 };
+                let data_dir = opts.data_dir.clone();
                 rt.block_on(async move {
                     let signal = shutdown_signal();
                     let mut handle = match server::start(opts).await {
@@ -241,6 +273,22 @@ mod native {
                         }
                         Err(e) => {
                             eprintln!("groupcoord: cannot start: {e}");
+                            if matches!(
+                                e,
+                                server::StartError::Load(
+                                    server::log::LoadError::Corrupt { .. }
+                                        | server::log::LoadError::Replay { .. }
+                                )
+                            ) {
+                                eprintln!(
+                                    "groupcoord: the files were left as they are. Inspect them \
+                                     with `groupcoord log inspect --data-dir {dir}`; \
+                                     `groupcoord log truncate-after OFFSET --data-dir {dir} \
+                                     [--segment N]` drops the named batch and everything after \
+                                     it (those changes are lost).",
+                                    dir = data_dir.display()
+                                );
+                            }
                             return ExitCode::from(1);
                         }
                     };
@@ -267,6 +315,35 @@ mod native {
                 Err(e) => {
                     eprintln!("groupcoord bench assignor: {e}");
                     ExitCode::from(2)
+                }
+            },
+            Cmd::Log {
+                which: LogCmd::Inspect { data_dir, verbose },
+            } => match server::log_tool::inspect(&data_dir, verbose) {
+                Ok(report) => {
+                    print!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord log inspect: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            Cmd::Log {
+                which:
+                    LogCmd::TruncateAfter {
+                        offset,
+                        data_dir,
+                        segment,
+                    },
+            } => match server::log_tool::truncate_after(&data_dir, offset, segment) {
+                Ok(msg) => {
+                    println!("{msg}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord log truncate-after: {e}");
+                    ExitCode::from(1)
                 }
             },
             Cmd::Scenario { files } => run_scenarios(&files),

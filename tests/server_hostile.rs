@@ -98,3 +98,52 @@ async fn heartbeat_with_2pow31_repartition_partitions_creates_nothing() {
     assert_eq!(all_topics(&mut c).await, vec![("input".into(), 3)]);
     srv.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_log_with_a_poison_topic_stops_startup_naming_it_and_truncate_after_is_the_way_out() {
+    use groupcoord::server::log::{LoadError, Log, LogEntry, TopicChange};
+    use groupcoord::server::{StartError, log_tool};
+    let dir = temp_dir("poison-log");
+    // What an older version accepted and persisted.
+    let poison_at = {
+        let (mut log, _) = Log::open(&dir, u64::MAX, |_| Ok(())).unwrap();
+        log.append(&[LogEntry::Topics(vec![TopicChange::Set {
+            name: "ok".into(),
+            partitions: 2,
+        }])])
+        .unwrap();
+        log.sync().unwrap();
+        let at = std::fs::metadata(log.current_segment()).unwrap().len();
+        log.append(&[LogEntry::Topics(vec![TopicChange::Set {
+            name: "poison".into(),
+            partitions: i32::MAX,
+        }])])
+        .unwrap();
+        log.sync().unwrap();
+        at
+    };
+    let o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    for _ in 0..2 {
+        match start(o.clone()).await {
+            Err(StartError::Load(LoadError::Replay { offset, reason, .. })) => {
+                assert_eq!(offset, poison_at);
+                assert!(reason.contains("poison"), "{reason}");
+            }
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(_) => panic!("a log holding a topic of 2^31-1 partitions loaded"),
+        }
+    }
+    let listing = log_tool::inspect(&dir, false).unwrap();
+    assert!(
+        listing.contains(&format!("offset {poison_at:>10}")),
+        "{listing}"
+    );
+    assert!(listing.contains("set poison=2147483647"), "{listing}");
+    log_tool::truncate_after(&dir, poison_at, None).unwrap();
+    let srv = start(o)
+        .await
+        .expect("starts after the poison batch was dropped");
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    assert_eq!(all_topics(&mut c).await, vec![("ok".into(), 2)]);
+    srv.shutdown().await;
+}

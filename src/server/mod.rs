@@ -10,12 +10,15 @@
 pub mod bench;
 pub mod client;
 mod codec88;
+pub mod commit_mark;
 pub mod core;
 pub mod data_plane;
 pub mod demo;
 pub mod handlers;
 pub mod http;
+pub mod lock;
 pub mod log;
+pub mod log_tool;
 pub mod metrics;
 pub mod wire;
 
