@@ -20,6 +20,7 @@ pub mod lock;
 pub mod log;
 pub mod log_tool;
 pub mod metrics;
+pub mod prevalidate;
 pub mod wire;
 
 use std::net::SocketAddr;
