@@ -47,6 +47,13 @@ mod native {
     #[derive(Subcommand)]
     enum Cmd {
         /// Serve the Kafka wire protocol (single broker, node 0) with a durable log.
+        ///
+        /// Group coordinator state (groups, members, assignments, committed offsets, topics) is
+        /// durable: fsynced before it is acknowledged. The small data plane for Kafka Streams
+        /// (Produce/Fetch) is IN MEMORY ONLY: produced records are lost on restart (offsets then
+        /// restart above the highest committed offset, so no consumer skips records silently),
+        /// acks=all means "in this server's memory", and it holds at most
+        /// groupcoord.max.data.plane.mb (default 256).
         Serve(ServeArgs),
         /// Benchmarks.
         Bench {

@@ -30,6 +30,8 @@ pub struct Limits {
     pub max_tasks_per_group: i32,
     /// Tasks a member reports owning in one heartbeat (active + standby + warm-up).
     pub max_tasks_per_member: i32,
+    /// MiB the server's in-memory data plane (Produce/Fetch) may hold.
+    pub max_data_plane_mb: i32,
 }
 
 impl Default for Limits {
@@ -41,6 +43,7 @@ impl Default for Limits {
             max_subtopologies: 1_000,
             max_tasks_per_group: 100_000,
             max_tasks_per_member: 100_000,
+            max_data_plane_mb: 256,
         }
     }
 }
@@ -53,6 +56,7 @@ pub const KEYS: &[(&str, i32, i32)] = &[
     ("groupcoord.max.subtopologies", 1, 100_000),
     ("groupcoord.max.tasks.per.group", 1, 10_000_000),
     ("groupcoord.max.tasks.per.member", 1, 10_000_000),
+    ("groupcoord.max.data.plane.mb", 1, 1_048_576),
 ];
 
 impl Limits {
@@ -69,7 +73,8 @@ impl Limits {
             "groupcoord.max.groups" => &mut self.max_groups,
             "groupcoord.max.subtopologies" => &mut self.max_subtopologies,
             "groupcoord.max.tasks.per.group" => &mut self.max_tasks_per_group,
-            _ => &mut self.max_tasks_per_member,
+            "groupcoord.max.tasks.per.member" => &mut self.max_tasks_per_member,
+            _ => &mut self.max_data_plane_mb,
         };
         *field = value;
         Some(Ok(()))

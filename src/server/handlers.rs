@@ -87,15 +87,29 @@ pub struct Handled {
 
 impl State {
     pub fn new(coord: Coordinator, host: String, port: i32) -> State {
+        let mut data = super::data_plane::DataPlane::new();
+        data.set_max_bytes(coord.config().limits.max_data_plane_mb.max(0) as usize * 1024 * 1024);
         State {
             coord,
             topics: BTreeMap::new(),
             host,
             port,
             counters: Counters::default(),
-            data: super::data_plane::DataPlane::new(),
+            data,
             ctx: RequestContext::default(),
         }
+    }
+
+    /// After the log was replayed: the data plane is in memory and empty, so every partition's
+    /// offsets restart above the highest offset any group committed for it.
+    pub fn after_replay(&mut self) {
+        let mut floors = Vec::new();
+        for g in self.coord.group_ids() {
+            if let Some(offsets) = self.coord.offsets(&g) {
+                floors.extend(offsets.iter().map(|(k, v)| (k.clone(), v.offset)));
+            }
+        }
+        self.data.set_offset_floors(floors);
     }
 
     /// Apply a replayed or new topic change to the registry (no logging).

@@ -263,6 +263,12 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         "log replayed"
     );
     state.coord.on_loaded(now_ms());
+    state.after_replay();
+    info!(
+        max_mb = opts.coordinator.limits.max_data_plane_mb,
+        "data plane (Produce/Fetch) is in memory only: produced records are lost on restart, \
+         and partition offsets then restart above the highest committed offset"
+    );
     // Topics from the command line (and the demo's).
     let mut wanted = opts.topics.clone();
     if opts.demo {
