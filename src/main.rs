@@ -113,6 +113,10 @@ mod native {
     enum BenchCmd {
         /// Heartbeat load over TCP, compared with an ApiVersions-only baseline.
         Load(server::bench::LoadArgs),
+        /// Adversarial run against a running server (mutated frames, idle connections, poison
+        /// requests, huge claimed bodies) with a well-behaved client throughout: crashes, RSS
+        /// before/peak/after (--pid), the good client's p99.
+        Hostile(server::bench_hostile::HostileArgs),
         /// The sticky assignor on generated groups: time, balance, movement, rack diversity.
         /// `--members M --tasks T [--standbys S] [--racks R] [--seed N] [--warmups N] [--no-scale]
         /// [--write-input FILE.json] [--input FILE.json]`
@@ -312,6 +316,9 @@ mod native {
             Cmd::Bench {
                 which: BenchCmd::Load(a),
             } => rt.block_on(server::bench::run_load(a)),
+            Cmd::Bench {
+                which: BenchCmd::Hostile(a),
+            } => rt.block_on(server::bench_hostile::run(a)),
             Cmd::Bench {
                 which: BenchCmd::Assignor { args },
             } => match groupcoord::assignor::bench::bench_assignor_cli(&args) {

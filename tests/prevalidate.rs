@@ -393,3 +393,88 @@ proptest! {
         }
     }
 }
+
+/// Writes the fuzzers' seed corpus (`fuzz/corpus/`): every valid frame of every served key and
+/// version, built with the crate's encoders, plus records and a small log. Run by hand after a
+/// protocol change: `cargo test --test prevalidate -- --ignored write_fuzz_seed_corpus`.
+#[test]
+#[ignore]
+fn write_fuzz_seed_corpus() {
+    use groupcoord::server::client::heartbeat_body;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let write = |target: &str, name: String, bytes: &[u8]| {
+        let dir = root.join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), bytes).unwrap();
+    };
+    let pairs: Vec<(i16, i16)> = SUPPORTED
+        .iter()
+        .flat_map(|&(k, lo, hi)| (lo..=hi).map(move |v| (k, v)))
+        .collect();
+    for (key, v, frame) in valid_frames() {
+        write("frame", format!("k{key}-v{v}"), &frame);
+        let (_, off) = wire::parse_header(&frame).unwrap();
+        let pick = pairs.iter().position(|p| *p == (key, v)).unwrap() as u8;
+        let mut req = vec![pick];
+        req.extend_from_slice(&frame[off..]);
+        write("request", format!("k{key}-v{v}"), &req);
+    }
+    // Streams heartbeats (keys 88) as a real client sends them: a join with a topology.
+    let hb = groupcoord::protocol::StreamsGroupHeartbeatRequest {
+        group_id: "app".into(),
+        member_id: "m".into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        process_id: Some("p".into()),
+        topology: Some(groupcoord::protocol::Topology {
+            epoch: 0,
+            subtopologies: vec![groupcoord::protocol::Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec!["input".into()],
+                state_changelog_topics: vec![groupcoord::protocol::TopicInfo {
+                    name: "app-store-changelog".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        active_tasks: Some(vec![]),
+        standby_tasks: Some(vec![]),
+        warmup_tasks: Some(vec![]),
+        ..Default::default()
+    };
+    for v in [0, 1] {
+        let body = heartbeat_body(&hb, v).unwrap();
+        let frame = groupcoord::server::client::raw_frame(88, v, 1, Some("c"), &body);
+        write("frame", format!("k88-v{v}"), &frame[4..]);
+        let pick = pairs.iter().position(|p| *p == (88, v)).unwrap() as u8;
+        let mut req = vec![pick];
+        req.extend_from_slice(&body);
+        write("request", format!("k88-v{v}"), &req);
+    }
+    // Records and a log, from the core's own heartbeat.
+    let mut c = groupcoord::coordinator::Coordinator::new(Default::default());
+    c.set_metadata(groupcoord::topology::MetadataImage {
+        topics: [("input".to_string(), 2)].into_iter().collect(),
+    });
+    let o = c.streams_group_heartbeat(groupcoord::types::Millis(0), &Default::default(), &hb);
+    assert!(!o.records.is_empty());
+    write(
+        "records",
+        "batch".into(),
+        &groupcoord::records::codec::encode_batch(&o.records),
+    );
+    for (i, r) in o.records.iter().enumerate() {
+        let (k, v) = groupcoord::records::encode_record(r);
+        let mut b = vec![k.len().min(255) as u8];
+        b.extend_from_slice(&k);
+        b.extend_from_slice(v.as_deref().unwrap_or(&[]));
+        write("records", format!("record-{i}"), &b);
+    }
+    let entry = groupcoord::server::log::LogEntry::Records(o.records.clone());
+    let seg = groupcoord::server::log::encode_entry(&entry);
+    let mut b = vec![0u8];
+    b.extend_from_slice(&seg);
+    write("log_loader", "segment".into(), &b);
+}

@@ -8,6 +8,7 @@
 //! appends, fsyncs once per group of batches (group commit) and only then releases the responses.
 
 pub mod bench;
+pub mod bench_hostile;
 pub mod client;
 mod codec88;
 pub mod commit_mark;
