@@ -92,52 +92,50 @@ impl Limits {
         Ok(())
     }
 
-    /// The sizes of a topology (from a heartbeat or a replayed record).
-    pub fn check_topology(&self, t: &StreamsTopology) -> Result<(), String> {
-        if t.subtopologies.len() > self.max_subtopologies.max(0) as usize {
+    /// The sizes of a topology: its subtopology count and every partition count it declares.
+    fn check_topology_sizes<'a>(
+        &self,
+        subtopologies: usize,
+        mut declared: impl Iterator<Item = (&'a str, i32)>,
+    ) -> Result<(), String> {
+        if subtopologies > self.max_subtopologies.max(0) as usize {
             return Err(format!(
-                "The topology has {} subtopologies, more than the maximum of {} \
+                "The topology has {subtopologies} subtopologies, more than the maximum of {} \
                  (groupcoord.max.subtopologies).",
-                t.subtopologies.len(),
                 self.max_subtopologies
             ));
         }
-        for s in &t.subtopologies {
-            for topic in s
-                .repartition_source_topics
-                .iter()
-                .chain(&s.state_changelog_topics)
-            {
-                self.check_partitions(&format!("Topic {}", topic.name), topic.partitions)?;
-            }
-        }
-        Ok(())
+        declared.try_for_each(|(name, partitions)| {
+            self.check_partitions(&format!("Topic {name}"), partitions)
+        })
+    }
+
+    /// The sizes of a topology from a replayed record.
+    pub fn check_topology(&self, t: &StreamsTopology) -> Result<(), String> {
+        self.check_topology_sizes(
+            t.subtopologies.len(),
+            t.subtopologies.iter().flat_map(|s| {
+                s.repartition_source_topics
+                    .iter()
+                    .chain(&s.state_changelog_topics)
+                    .map(|t| (t.name.as_str(), t.partitions))
+            }),
+        )
     }
 
     /// The sizes of a heartbeat request, before anything is looked up or stored.
     pub fn check_heartbeat(&self, req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
         if let Some(t) = &req.topology {
-            if t.subtopologies.len() > self.max_subtopologies.max(0) as usize {
-                return Err(ApiError::new(
-                    ErrorCode::STREAMS_INVALID_TOPOLOGY,
-                    format!(
-                        "The topology has {} subtopologies, more than the maximum of {} \
-                         (groupcoord.max.subtopologies).",
-                        t.subtopologies.len(),
-                        self.max_subtopologies
-                    ),
-                ));
-            }
-            for s in &t.subtopologies {
-                for topic in s
-                    .repartition_source_topics
-                    .iter()
-                    .chain(&s.state_changelog_topics)
-                {
-                    self.check_partitions(&format!("Topic {}", topic.name), topic.partitions)
-                        .map_err(|m| ApiError::new(ErrorCode::STREAMS_INVALID_TOPOLOGY, m))?;
-                }
-            }
+            self.check_topology_sizes(
+                t.subtopologies.len(),
+                t.subtopologies.iter().flat_map(|s| {
+                    s.repartition_source_topics
+                        .iter()
+                        .chain(&s.state_changelog_topics)
+                        .map(|t| (t.name.as_str(), t.partitions))
+                }),
+            )
+            .map_err(|m| ApiError::new(ErrorCode::STREAMS_INVALID_TOPOLOGY, m))?;
         }
         let count = |l: &Option<Vec<TaskIds>>| -> usize {
             l.iter().flatten().map(|t| t.partitions.len().max(1)).sum()
