@@ -190,3 +190,24 @@ async fn a_second_server_on_the_same_data_dir_does_not_start() {
     let again = start(o).await.expect("starts once the first stopped");
     again.shutdown().await;
 }
+
+#[test]
+fn a_snapshot_of_an_older_version_loads_once_without_a_commit_mark_and_is_sealed() {
+    let (dir, snap) = snapshotted_log("snap-legacy");
+    // What an older groupcoord wrote: the same batches without the trailer, and no COMMIT.
+    let bytes = std::fs::read(&snap).unwrap();
+    let trailer = 12 + 1 + 12;
+    std::fs::write(&snap, &bytes[..bytes.len() - trailer]).unwrap();
+    std::fs::remove_file(dir.join("COMMIT")).unwrap();
+    let (log, seen) = open(&dir).unwrap();
+    assert_eq!(seen.len(), 1, "one batch of five topics");
+    drop(log);
+    assert_eq!(
+        std::fs::read(&snap).unwrap(),
+        bytes,
+        "sealed with the trailer"
+    );
+    // From now on the directory has a commit mark, and the snapshot is complete.
+    let (_log, seen) = open(&dir).unwrap();
+    assert_eq!(seen.len(), 1);
+}

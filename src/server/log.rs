@@ -137,6 +137,29 @@ fn snapshot_trailer(len: u64, crc: u32) -> Vec<u8> {
     out
 }
 
+/// A snapshot of an older groupcoord (no trailer): if every batch in it is valid, rewrite it
+/// atomically with a trailer (and `file` with it) and return true.
+fn seal_legacy_snapshot(path: &Path, file: &mut Vec<u8>) -> Result<bool, LoadError> {
+    let mut pos = 0;
+    while pos < file.len() {
+        match parse_at(file, pos) {
+            Parsed::Ok { next, .. } => pos = next,
+            Parsed::Bad(_) => return Ok(false),
+        }
+    }
+    file.extend_from_slice(&snapshot_trailer(file.len() as u64, crc32c::crc32c(file)));
+    let tmp = path.with_extension("snap.seal.tmp");
+    let write = || -> io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(file)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        fsync_dir(path.parent().unwrap_or(Path::new(".")))
+    };
+    write().map_err(io_err(path))?;
+    Ok(true)
+}
+
 /// The batches of a complete snapshot (without the trailer), or why it is not complete.
 pub(crate) fn snapshot_body(buf: &[u8]) -> Result<&[u8], String> {
     let Some(at) = buf.len().checked_sub(TRAILER) else {
@@ -435,12 +458,26 @@ impl Log {
         let base = snapshots.last().copied().unwrap_or(0);
         if let Some(&n) = snapshots.last() {
             let path = dir.join(snapshot_name(n));
-            let file = fs::read(&path).map_err(io_err(&path))?;
-            let buf = snapshot_body(&file).map_err(|reason| LoadError::Corrupt {
-                path: path.clone(),
-                offset: 0,
-                reason,
-            })?;
+            let mut file = fs::read(&path).map_err(io_err(&path))?;
+            let complete = snapshot_body(&file).map(|body| body.len());
+            let sealed = match complete {
+                Ok(len) => len,
+                // A data directory without a commit mark was written by a groupcoord from before
+                // snapshot trailers: its snapshot is taken as it is (every batch must be valid to
+                // the end of the file, as then) and sealed with a trailer, once.
+                Err(_) if mark.is_none() && seal_legacy_snapshot(&path, &mut file)? => {
+                    tracing::warn!(file = %path.display(), "snapshot without an end marker (older groupcoord) loaded and sealed");
+                    file.len() - TRAILER
+                }
+                Err(reason) => {
+                    return Err(LoadError::Corrupt {
+                        path: path.clone(),
+                        offset: 0,
+                        reason,
+                    });
+                }
+            };
+            let buf = &file[..sealed];
             let mut pos = 0;
             while pos < buf.len() {
                 match parse_at(buf, pos) {
