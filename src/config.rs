@@ -41,6 +41,9 @@ pub struct CoordinatorConfig {
     /// Classic group keys (`group.min|max.session.timeout.ms`, `group.max.size`, ...).
     #[serde(default)]
     pub classic: ClassicConfig,
+    /// Bounds on what clients can make the coordinator store (`groupcoord.max.*`).
+    #[serde(default)]
+    pub limits: crate::coordinator::limits::Limits,
 }
 
 /// Broker configs of classic groups (Kafka's `GroupCoordinatorConfig` classic keys). Kafka
@@ -100,6 +103,7 @@ impl Default for CoordinatorConfig {
             streams_enabled: true,
             group_overrides: BTreeMap::new(),
             classic: ClassicConfig::default(),
+            limits: Default::default(),
         }
     }
 }

@@ -392,6 +392,13 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 s.max_connections_per_ip = at_least(k, parse_int(k, v)?, 0)?
             }
             "queued.max.request.bytes" => s.queued_max_request_bytes = parse_long(k, v)?,
+            _ if k.starts_with("groupcoord.max.") => {
+                let n = parse_int(k, v)?;
+                match c.limits.set(k, n) {
+                    Some(r) => r.map_err(|m| err(k, m))?,
+                    None => return Err(err(k, "unknown config key")),
+                }
+            }
             _ => {
                 let Some((gid, gk)) = split_group_key(k) else {
                     return Err(err(k, "unknown config key"));

@@ -47,11 +47,24 @@ mod native {
     #[derive(Subcommand)]
     enum Cmd {
         /// Serve the Kafka wire protocol (single broker, node 0) with a durable log.
+        ///
+        /// Group coordinator state (groups, members, assignments, committed offsets, topics) is
+        /// durable: fsynced before it is acknowledged. The small data plane for Kafka Streams
+        /// (Produce/Fetch) is IN MEMORY ONLY: produced records are lost on restart (offsets then
+        /// restart above the highest committed offset, so no consumer skips records silently),
+        /// acks=all means "in this server's memory", and it holds at most
+        /// groupcoord.max.data.plane.mb (default 256).
         Serve(ServeArgs),
         /// Benchmarks.
         Bench {
             #[command(subcommand)]
             which: BenchCmd,
+        },
+        /// Inspect or repair the durable log of a stopped server (the way out when start-up
+        /// refuses a log).
+        Log {
+            #[command(subcommand)]
+            which: LogCmd,
         },
         /// Run scenario files (tests/scenarios/*.txt format) against the pure coordinator.
         Scenario {
@@ -72,9 +85,38 @@ mod native {
     }
 
     #[derive(Subcommand)]
+    enum LogCmd {
+        /// List the commit mark, every snapshot and segment, and every batch (offset, size, what
+        /// it holds, whether its checksum is valid).
+        Inspect {
+            #[arg(long, default_value = "./data")]
+            data_dir: PathBuf,
+            /// Every record, not only the first few of each batch.
+            #[arg(long)]
+            verbose: bool,
+        },
+        /// Drop the batch starting at OFFSET and everything after it (newer segments too), and
+        /// move the commit mark there. This loses those changes: use it on the batch start-up
+        /// named when it refused the log.
+        TruncateAfter {
+            /// A batch offset, as printed by `inspect` or by the start-up error.
+            offset: u64,
+            #[arg(long, default_value = "./data")]
+            data_dir: PathBuf,
+            /// The segment number (default: the newest segment).
+            #[arg(long)]
+            segment: Option<u64>,
+        },
+    }
+
+    #[derive(Subcommand)]
     enum BenchCmd {
         /// Heartbeat load over TCP, compared with an ApiVersions-only baseline.
         Load(server::tools::bench::LoadArgs),
+        /// Adversarial run against a running server (mutated frames, idle connections, poison
+        /// requests, huge claimed bodies) with a well-behaved client throughout: crashes, RSS
+        /// before/peak/after (--pid), the good client's p99.
+        Hostile(server::tools::bench_hostile::HostileArgs),
         /// The sticky assignor on generated groups: time, balance, movement, rack diversity.
         /// `--members M --tasks T [--standbys S] [--racks R] [--seed N] [--warmups N] [--no-scale]
         /// [--write-input FILE.json] [--input FILE.json]`
@@ -228,6 +270,7 @@ mod native {
                     Ok(o) => o,
                     Err(e) => return config_error(e),
                 };
+                let data_dir = opts.data_dir.clone();
                 rt.block_on(async move {
                     let signal = shutdown_signal();
                     let mut handle = match server::start(opts).await {
@@ -241,6 +284,22 @@ mod native {
                         }
                         Err(e) => {
                             eprintln!("groupcoord: cannot start: {e}");
+                            if matches!(
+                                e,
+                                server::StartError::Load(
+                                    server::storage::log::LoadError::Corrupt { .. }
+                                        | server::storage::log::LoadError::Replay { .. }
+                                )
+                            ) {
+                                eprintln!(
+                                    "groupcoord: the files were left as they are. Inspect them \
+                                     with `groupcoord log inspect --data-dir {dir}`; \
+                                     `groupcoord log truncate-after OFFSET --data-dir {dir} \
+                                     [--segment N]` drops the named batch and everything after \
+                                     it (those changes are lost).",
+                                    dir = data_dir.display()
+                                );
+                            }
                             return ExitCode::from(1);
                         }
                     };
@@ -265,6 +324,9 @@ mod native {
                 which: BenchCmd::Load(a),
             } => rt.block_on(server::tools::bench::run_load(a)),
             Cmd::Bench {
+                which: BenchCmd::Hostile(a),
+            } => rt.block_on(server::tools::bench_hostile::run(a)),
+            Cmd::Bench {
                 which: BenchCmd::Assignor { args },
             } => match groupcoord::assignor::bench::bench_assignor_cli(&args) {
                 Ok(report) => {
@@ -274,6 +336,35 @@ mod native {
                 Err(e) => {
                     eprintln!("groupcoord bench assignor: {e}");
                     ExitCode::from(2)
+                }
+            },
+            Cmd::Log {
+                which: LogCmd::Inspect { data_dir, verbose },
+            } => match server::storage::log_tool::inspect(&data_dir, verbose) {
+                Ok(report) => {
+                    print!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord log inspect: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            Cmd::Log {
+                which:
+                    LogCmd::TruncateAfter {
+                        offset,
+                        data_dir,
+                        segment,
+                    },
+            } => match server::storage::log_tool::truncate_after(&data_dir, offset, segment) {
+                Ok(msg) => {
+                    println!("{msg}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord log truncate-after: {e}");
+                    ExitCode::from(1)
                 }
             },
             Cmd::Scenario { files } => run_scenarios(&files),

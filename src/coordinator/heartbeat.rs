@@ -314,6 +314,7 @@ impl Coordinator {
             ))
         } else {
             validate_topology_topics(req)
+                .and_then(|_| self.config.limits.check_heartbeat(req))
                 .and_then(|_| validate_request(req))
                 .and_then(|_| {
                     if other_type {
@@ -505,6 +506,7 @@ impl Coordinator {
         let group: &StreamsGroup = match existing {
             Some(g) => g,
             None if joining => {
+                self.config.limits.check_new_group(self.groups.len())?;
                 new_group = StreamsGroup::new(&gid);
                 &new_group
             }
@@ -750,6 +752,7 @@ impl Coordinator {
             if reconfigure || cached.is_none() {
                 let mut c = topology::configure_topics(&topology, &self.metadata)
                     .map_err(|e| ApiError::new(ErrorCode::STREAMS_INVALID_TOPOLOGY, e.message))?;
+                self.config.limits.check_tasks(&c)?;
                 c.metadata_hash = hash;
                 fresh_configured = Some(c);
             }

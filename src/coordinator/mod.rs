@@ -90,6 +90,7 @@ pub mod classic;
 mod describe;
 pub mod group;
 mod heartbeat;
+pub mod limits;
 mod offsets;
 pub mod reconcile;
 pub mod registry;

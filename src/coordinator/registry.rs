@@ -106,6 +106,15 @@ impl GroupRegistry {
         self.groups.iter()
     }
 
+    /// Number of groups (of every type).
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
     pub fn contains(&self, id: &str) -> bool {
         self.groups.contains_key(id)
     }

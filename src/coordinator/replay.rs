@@ -43,6 +43,8 @@ pub enum ReplayError {
          remain"
     )]
     TargetAssignmentRemains { group_id: String, remaining: usize },
+    #[error("topology of {group_id} is beyond this coordinator's limits: {reason}")]
+    BeyondLimits { group_id: String, reason: String },
 }
 
 /// The state an operation's records may change (their groups and committed offsets), saved
@@ -240,6 +242,14 @@ impl Coordinator {
             },
             Record::Topology { group_id, value } => match value {
                 Some(v) => {
+                    // A topology beyond the bounds was never accepted by this version; one in an
+                    // older log must stop the load rather than the assignor later.
+                    self.config.limits.check_topology(v).map_err(|reason| {
+                        ReplayError::BeyondLimits {
+                            group_id: group_id.clone(),
+                            reason,
+                        }
+                    })?;
                     let g = self.group_mut_or_create(group_id)?;
                     g.topology = Some(v.clone());
                     g.configured_topology = None;

@@ -238,6 +238,9 @@ pub fn decode_frame(frame: Bytes, streams_enabled: bool) -> Decoded {
         Ok(h) => h,
         Err(e) => return Decoded::Close(e),
     };
+    if let Err(e) = super::kafka::prevalidate::check_body(key, version, &frame[off..]) {
+        return Decoded::Close(format!("malformed request (key {key} v{version}): {e}"));
+    }
     let mut body = frame.slice(off..);
     let req = match key {
         STREAMS_GROUP_HEARTBEAT_KEY => {

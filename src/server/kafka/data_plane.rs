@@ -8,9 +8,19 @@
 //! batch of a producer on a partition is answered with the offset it got the first time.
 //!
 //! Pure: no I/O, no clock, no tokio. Every method takes a `kafka_protocol` request and the topic
-//! registry of the server (`name -> partitions`) and returns the response. Nothing is durable: a
-//! restart of the server empties every partition (the coordinator state, which is durable, is not
-//! affected). Not served: transactions, compression-specific handling (batches are stored as sent),
+//! registry of the server (`name -> partitions`) and returns the response.
+//!
+//! **Explicitly in memory, never durable.** A restart empties every partition, while committed
+//! offsets (coordinator state) survive. So that no consumer silently skips records after a
+//! restart, each partition's log starts at the highest offset any group committed for it
+//! ([`DataPlane::set_offset_floors`]): new records get offsets above every committed one, and a
+//! consumer positioned below that is told `OFFSET_OUT_OF_RANGE` (its reset policy decides)
+//! instead of reading different records at the offsets it already consumed. `acks` are accepted
+//! as Kafka defines them but mean only "in this server's memory": there is one replica and no
+//! disk, so `acks=all` promises no more than `acks=1`. Memory is capped
+//! (`groupcoord.max.data.plane.mb`); a Produce beyond the cap is refused with
+//! `POLICY_VIOLATION` and a message, until DeleteRecords (Kafka Streams purges its repartition
+//! topics) or topic deletion frees space. Not served: transactions, compression-specific handling (batches are stored as sent),
 //! fetch sessions (every response carries session id 0, so clients send full fetches), topic ids
 //! (clients fall back to topic names because Metadata carries none).
 
@@ -265,10 +275,27 @@ impl PartitionLog {
 }
 
 /// Every partition log, created on first use for partitions of topics in the registry.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DataPlane {
     logs: HashMap<(String, i32), PartitionLog>,
     next_producer_id: i64,
+    /// Where a partition's log starts when it is created: above every committed offset.
+    floors: HashMap<(String, i32), i64>,
+    /// Bytes held by every log, and the cap.
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl Default for DataPlane {
+    fn default() -> Self {
+        DataPlane {
+            logs: HashMap::new(),
+            next_producer_id: 0,
+            floors: HashMap::new(),
+            bytes: 0,
+            max_bytes: usize::MAX,
+        }
+    }
 }
 
 /// The server's topic registry: name -> partition count.
@@ -283,6 +310,43 @@ impl DataPlane {
         DataPlane::default()
     }
 
+    /// Cap the bytes held by every partition log together.
+    pub fn set_max_bytes(&mut self, max: usize) {
+        self.max_bytes = max;
+    }
+
+    /// Bytes held by every partition log together.
+    pub fn size_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The committed offsets that survived a restart: a partition log created from now on starts
+    /// at the highest one for its partition (logs that already exist are not moved).
+    pub fn set_offset_floors(&mut self, floors: impl IntoIterator<Item = ((String, i32), i64)>) {
+        for (k, offset) in floors {
+            let f = self.floors.entry(k).or_insert(0);
+            *f = (*f).max(offset);
+        }
+    }
+
+    fn floor(&self, topic: &str, partition: i32) -> i64 {
+        self.floors
+            .get(&(topic.to_string(), partition))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn log_mut(&mut self, topic: &str, partition: i32) -> &mut PartitionLog {
+        let floor = self.floor(topic, partition);
+        self.logs
+            .entry((topic.to_string(), partition))
+            .or_insert_with(|| PartitionLog {
+                log_start: floor,
+                end: floor,
+                ..Default::default()
+            })
+    }
+
     /// The log of a partition, if anything was written to it.
     pub fn log(&self, topic: &str, partition: i32) -> Option<&PartitionLog> {
         self.logs.get(&(topic.to_string(), partition))
@@ -291,12 +355,17 @@ impl DataPlane {
     /// Forgets a deleted topic's data (and data of partitions beyond a new, smaller count).
     pub fn retain_topics(&mut self, topics: &Topics) {
         self.logs.retain(|(t, p), _| known(topics, t, *p));
+        self.bytes = self.logs.values().map(|l| l.bytes).sum();
     }
 
     fn end_and_start(&self, topic: &str, partition: i32) -> (i64, i64) {
-        self.log(topic, partition)
-            .map(|l| (l.end, l.log_start))
-            .unwrap_or((0, 0))
+        match self.log(topic, partition) {
+            Some(l) => (l.end, l.log_start),
+            None => {
+                let f = self.floor(topic, partition);
+                (f, f)
+            }
+        }
     }
 
     /// Produce (key 0). acks 0 is answered like acks 1 (the caller must not send a response for it).
@@ -320,6 +389,7 @@ impl DataPlane {
                 rp.log_append_time_ms = -1;
                 rp.log_start_offset = -1;
                 let name = t.name.0.as_str();
+                let size = p.records.as_ref().map_or(0, |r| r.len());
                 rp.error_code = if by_id {
                     ErrorCode::UNKNOWN_TOPIC_ID.0
                 } else if !acks_ok {
@@ -328,12 +398,27 @@ impl DataPlane {
                     ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.0
                 } else if !known(topics, name, p.index) {
                     ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
+                } else if self.bytes.saturating_add(size) > self.max_bytes {
+                    if version >= 8 {
+                        rp.error_message =
+                            Some(kafka_protocol::protocol::StrBytes::from_string(format!(
+                                "The in-memory data plane is full: {} of {} bytes held \
+                                 (groupcoord.max.data.plane.mb); delete records or topics to \
+                                 free space.",
+                                self.bytes, self.max_bytes
+                            )));
+                    }
+                    ErrorCode::POLICY_VIOLATION.0
                 } else {
-                    let log = self.logs.entry((name.to_string(), p.index)).or_default();
-                    match log.append(p.records.as_deref().unwrap_or(&[])) {
+                    let log = self.log_mut(name, p.index);
+                    let before = log.bytes;
+                    let r = log.append(p.records.as_deref().unwrap_or(&[]));
+                    let (after, start) = (log.bytes, log.log_start);
+                    self.bytes = self.bytes + after - before;
+                    match r {
                         Ok(base) => {
                             rp.base_offset = base;
-                            rp.log_start_offset = log.log_start;
+                            rp.log_start_offset = start;
                             ErrorCode::NONE.0
                         }
                         Err(e) => e,
@@ -490,10 +575,8 @@ impl DataPlane {
                 if !known(topics, name, p.partition_index) {
                     rp.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
                 } else {
-                    let log = self
-                        .logs
-                        .entry((name.to_string(), p.partition_index))
-                        .or_default();
+                    let log = self.log_mut(name, p.partition_index);
+                    let before = log.bytes;
                     let target = if p.offset == -1 { log.end } else { p.offset };
                     if target < 0 || target > log.end {
                         rp.error_code = ErrorCode::OFFSET_OUT_OF_RANGE.0;
@@ -501,6 +584,8 @@ impl DataPlane {
                         log.delete_before(target);
                         rp.low_watermark = log.log_start;
                     }
+                    let after = log.bytes;
+                    self.bytes = self.bytes + after - before;
                 }
                 rt.partitions.push(rp);
             }
@@ -931,5 +1016,69 @@ mod tests {
         neg[8..12].copy_from_slice(&(-5i32).to_be_bytes());
         assert!(split_batches(&neg).is_err());
         assert_eq!(error_name(ErrorCode::CORRUPT_MESSAGE.0), "CorruptMessage");
+    }
+
+    #[test]
+    fn after_a_restart_offsets_start_above_the_highest_committed_offset() {
+        // A consumer committed offset 2 before the restart emptied the log.
+        let mut dp = DataPlane::new();
+        dp.set_offset_floors([(("in".to_string(), 0), 2), (("in".to_string(), 0), 1)]);
+        assert_eq!(list(&dp, 0, EARLIEST_TIMESTAMP).1, 2);
+        assert_eq!(list(&dp, 0, LATEST_TIMESTAMP).1, 2);
+        // The next records are 2 and 3: the consumer at 2 reads them, nothing is skipped.
+        assert_eq!(produce_one(&mut dp, 0, batch(2, 1000, -1, -1)), (0, 2));
+        let resp = dp.fetch(&topics(), &fetch_req("in", 0, 2, 1 << 20), 12);
+        let pd = &resp.responses[0].partitions[0];
+        assert_eq!(
+            (pd.error_code, pd.high_watermark, pd.log_start_offset),
+            (0, 4, 2)
+        );
+        let mut bytes = pd.records.clone().unwrap();
+        let set = RecordBatchDecoder::decode_all(&mut bytes).unwrap();
+        let offsets: Vec<i64> = set
+            .into_iter()
+            .flat_map(|s| s.records)
+            .map(|r| r.offset)
+            .collect();
+        assert_eq!(offsets, vec![2, 3]);
+        // A consumer below the floor is told so instead of reading other records there.
+        let resp = dp.fetch(&topics(), &fetch_req("in", 0, 0, 1 << 20), 12);
+        assert_eq!(
+            resp.responses[0].partitions[0].error_code,
+            ErrorCode::OFFSET_OUT_OF_RANGE.0
+        );
+        // Partitions without a commit start at 0.
+        assert_eq!(produce_one(&mut dp, 1, batch(1, 1000, -1, -1)), (0, 0));
+    }
+
+    #[test]
+    fn produce_beyond_the_memory_cap_is_refused_with_a_message() {
+        let mut dp = DataPlane::new();
+        let one = batch(3, 1000, -1, -1);
+        dp.set_max_bytes(one.len() * 2);
+        assert_eq!(produce_one(&mut dp, 0, one.clone()).0, 0);
+        assert_eq!(produce_one(&mut dp, 1, one.clone()).0, 0);
+        assert_eq!(dp.size_bytes(), one.len() * 2);
+        let r = dp.produce(&topics(), &produce_req("in", 0, one.clone()), 9);
+        let p = &r.responses[0].partition_responses[0];
+        assert_eq!(
+            (p.error_code, p.base_offset),
+            (ErrorCode::POLICY_VIOLATION.0, -1)
+        );
+        let msg = p.error_message.as_ref().unwrap().to_string();
+        assert!(msg.contains("groupcoord.max.data.plane.mb"), "{msg}");
+        assert_eq!(dp.log("in", 0).unwrap().end_offset(), 3, "nothing appended");
+        // DeleteRecords frees space.
+        let mut dpart = DeleteRecordsPartition::default();
+        dpart.partition_index = 0;
+        dpart.offset = -1;
+        let mut dt = DeleteRecordsTopic::default();
+        dt.name = tn("in");
+        dt.partitions = vec![dpart];
+        let mut dr = DeleteRecordsRequest::default();
+        dr.topics = vec![dt];
+        dp.delete_records(&topics(), &dr, 2);
+        assert_eq!(dp.size_bytes(), one.len());
+        assert_eq!(produce_one(&mut dp, 0, one), (0, 3));
     }
 }

@@ -5,6 +5,7 @@
 //! directly.
 
 pub mod data_plane;
+pub mod prevalidate;
 #[cfg(test)]
 mod tests;
 
@@ -76,15 +77,29 @@ pub struct Handled {
 
 impl State {
     pub fn new(coord: Coordinator, host: String, port: i32) -> State {
+        let mut data = data_plane::DataPlane::new();
+        data.set_max_bytes(coord.config().limits.max_data_plane_mb.max(0) as usize * 1024 * 1024);
         State {
             coord,
             topics: BTreeMap::new(),
             host,
             port,
             counters: Counters::default(),
-            data: data_plane::DataPlane::new(),
+            data,
             ctx: RequestContext::default(),
         }
+    }
+
+    /// After the log was replayed: the data plane is in memory and empty, so every partition's
+    /// offsets restart above the highest offset any group committed for it.
+    pub fn after_replay(&mut self) {
+        let mut floors = Vec::new();
+        for g in self.coord.group_ids() {
+            if let Some(offsets) = self.coord.offsets(&g) {
+                floors.extend(offsets.iter().map(|(k, v)| (k.clone(), v.offset)));
+            }
+        }
+        self.data.set_offset_floors(floors);
     }
 
     /// Apply a replayed or new topic change to the registry (no logging).
@@ -105,6 +120,19 @@ impl State {
         self.data.retain_topics(&self.topics);
     }
 
+    /// Apply topic changes read back from the log, refusing what this version would never have
+    /// accepted (a log written before the bounds existed): start-up stops and names the batch.
+    pub fn replay_topics(&mut self, changes: &[TopicChange]) -> Result<(), String> {
+        let limits = self.coord.config().limits;
+        for c in changes {
+            if let TopicChange::Set { name, partitions } = c {
+                limits.check_partitions(&format!("Topic {name}"), *partitions)?;
+            }
+        }
+        self.apply_topics(changes);
+        Ok(())
+    }
+
     /// Create topics on the registry and return the log entry.
     fn change_topics(&mut self, changes: Vec<TopicChange>, entries: &mut Vec<LogEntry>) {
         if changes.is_empty() {
@@ -118,15 +146,28 @@ impl State {
         if !o.records.is_empty() {
             entries.push(LogEntry::Records(o.records));
         }
-        let creates: Vec<TopicChange> = o
-            .topics_to_create
-            .into_iter()
-            .filter(|t| !self.topics.contains_key(&t.name))
-            .map(|t| TopicChange::Set {
+        let limits = self.coord.config().limits;
+        let mut creates: Vec<TopicChange> = Vec::new();
+        for t in o.topics_to_create {
+            if self.topics.contains_key(&t.name) {
+                continue;
+            }
+            // The core refuses topologies beyond the bounds; this is the last line before the
+            // registry (and the log).
+            let full = self.topics.len() + creates.len() >= limits.max_topics.max(0) as usize;
+            if let Err(e) = limits.check_partitions(&t.name, t.partitions) {
+                tracing::warn!("internal topic not created: {e}");
+                continue;
+            }
+            if full {
+                tracing::warn!(topic = %t.name, "internal topic not created: {}", limits.topics_full());
+                continue;
+            }
+            creates.push(TopicChange::Set {
                 name: t.name,
                 partitions: t.partitions.max(1),
-            })
-            .collect();
+            });
+        }
         self.change_topics(creates, entries);
         o.response
     }
@@ -370,6 +411,7 @@ impl State {
             .filter(|(_, c)| **c > 1)
             .map(|(n, _)| *n)
             .collect();
+        let limits = self.coord.config().limits;
         let mut changes = Vec::new();
         let mut resp = CreateTopicsResponse::default();
         for t in &r.topics {
@@ -419,6 +461,10 @@ impl State {
                     ErrorCode::INVALID_PARTITIONS,
                     "Number of partitions was set to an invalid non-positive value.".to_string(),
                 );
+            } else if let Err(msg) = limits.check_partitions(&format!("Topic {name}"), partitions) {
+                fail(&mut res, ErrorCode::INVALID_PARTITIONS, msg);
+            } else if self.topics.len() + changes.len() >= limits.max_topics.max(0) as usize {
+                fail(&mut res, ErrorCode::INVALID_REQUEST, limits.topics_full());
             } else if t.replication_factor != -1 && t.replication_factor != 1 {
                 fail(
                     &mut res,

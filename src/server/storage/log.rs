@@ -12,11 +12,18 @@
 //!           op int8 (0 = create/set, 1 = delete) | name string (int16 length) | partitions int32
 //! ```
 //!
-//! Load: a batch that fails (bad magic, length past the end of file, CRC mismatch) at the end of
-//! the *last* segment with no valid batch after it is a torn write: it is truncated and reported.
-//! Anything else (a bad batch followed by a valid one, a bad batch in an older segment, a batch
-//! whose CRC matches but whose body does not decode, a corrupt snapshot) stops the load with an
-//! error naming the file and offset.
+//! A snapshot ends with a trailer batch (kind 2, body = length of everything before the trailer
+//! u64 BE | CRC32C of those bytes u32 BE): a snapshot without a valid trailer (cut at a batch
+//! boundary, empty, or with any byte changed) is never loaded as complete.
+//!
+//! Load: how far the log was acknowledged is in `COMMIT` ([`super::commit_mark`]). A batch that
+//! fails (bad magic, length past the end of file, CRC mismatch) *after* that point at the end of
+//! the last segment, with no valid batch after it, is a torn write: it is truncated and reported.
+//! Anything else (a bad batch before the commit mark, a bad batch followed by a valid one, a bad
+//! batch in an older segment, a batch whose CRC matches but whose body does not decode, a segment
+//! shorter than its acknowledged length, an incomplete or corrupt snapshot) stops the load with
+//! an error naming the file and offset, and leaves every file as it was. The data directory is
+//! locked while a log is open ([`super::lock`]).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -26,6 +33,8 @@ use std::path::{Path, PathBuf};
 use crate::records::{Compaction, Record};
 use crate::wire::{Reader, Writer};
 
+use super::commit_mark::{self, CommitMark, Mark};
+use super::lock::{DataDirLock, LockError};
 use crate::server::codec88::{decode_records, encode_records};
 
 pub const MAGIC: u32 = 0x4743_4C42;
@@ -36,6 +45,9 @@ const KIND_TOPICS: u8 = 1;
 const TOPIC_ENTRY: &str = "TopicEntry";
 const TOPIC_SET: i8 = 0;
 const TOPIC_DELETE: i8 = 1;
+/// The snapshot trailer (never in segments).
+const KIND_END: u8 = 2;
+const TRAILER: usize = HEADER + 1 + 12;
 /// Refuse batches larger than this (a corrupt length field).
 const MAX_BATCH: usize = 256 * 1024 * 1024;
 
@@ -76,6 +88,8 @@ pub enum LoadError {
         offset: u64,
         reason: String,
     },
+    #[error(transparent)]
+    Locked(#[from] LockError),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LoadError + '_ {
@@ -121,7 +135,69 @@ pub fn encode_entry(entry: &LogEntry) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
+/// The snapshot trailer for `body` (everything written before it).
+fn snapshot_trailer(len: u64, crc: u32) -> Vec<u8> {
+    let mut payload = vec![KIND_END];
+    payload.extend_from_slice(&len.to_be_bytes());
+    payload.extend_from_slice(&crc.to_be_bytes());
+    let mut out = Vec::with_capacity(TRAILER);
+    out.extend_from_slice(&MAGIC.to_be_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&payload).to_be_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// A snapshot of an older groupcoord (no trailer): if every batch in it is valid, rewrite it
+/// atomically with a trailer (and `file` with it) and return true.
+fn seal_legacy_snapshot(path: &Path, file: &mut Vec<u8>) -> Result<bool, LoadError> {
+    let mut pos = 0;
+    while pos < file.len() {
+        match parse_at(file, pos) {
+            Parsed::Ok { next, .. } => pos = next,
+            Parsed::Bad(_) => return Ok(false),
+        }
+    }
+    file.extend_from_slice(&snapshot_trailer(file.len() as u64, crc32c::crc32c(file)));
+    let tmp = path.with_extension("snap.seal.tmp");
+    let write = || -> io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(file)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        fsync_dir(path.parent().unwrap_or(Path::new(".")))
+    };
+    write().map_err(io_err(path))?;
+    Ok(true)
+}
+
+/// The batches of a complete snapshot (without the trailer), or why it is not complete.
+pub(crate) fn snapshot_body(buf: &[u8]) -> Result<&[u8], String> {
+    let Some(at) = buf.len().checked_sub(TRAILER) else {
+        return Err(format!(
+            "incomplete snapshot: {} bytes, no end marker",
+            buf.len()
+        ));
+    };
+    let (body, tail) = buf.split_at(at);
+    let ok = match parse_at(tail, 0) {
+        Parsed::Ok { payload, .. } if payload.len() == 13 && payload[0] == KIND_END => {
+            let len = u64::from_be_bytes(payload[1..9].try_into().unwrap());
+            let crc = u32::from_be_bytes(payload[9..13].try_into().unwrap());
+            len == body.len() as u64 && crc == crc32c::crc32c(body)
+        }
+        _ => false,
+    };
+    if !ok {
+        return Err(format!(
+            "incomplete or damaged snapshot: no valid end marker over its {} bytes",
+            buf.len()
+        ));
+    }
+    Ok(body)
+}
+
+pub(crate) fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
     let (&kind, body) = payload.split_first().ok_or("empty payload")?;
     match kind {
         KIND_RECORDS => decode_records(body).map(LogEntry::Records),
@@ -144,12 +220,12 @@ fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
 }
 
 /// Outcome of parsing one batch at a position.
-enum Parsed<'a> {
+pub(crate) enum Parsed<'a> {
     Ok { payload: &'a [u8], next: usize },
     Bad(String),
 }
 
-fn parse_at(buf: &[u8], pos: usize) -> Parsed<'_> {
+pub(crate) fn parse_at(buf: &[u8], pos: usize) -> Parsed<'_> {
     let rest = &buf[pos..];
     if rest.len() < HEADER {
         return Parsed::Bad(format!("truncated batch header ({} bytes)", rest.len()));
@@ -180,7 +256,7 @@ fn parse_at(buf: &[u8], pos: usize) -> Parsed<'_> {
 }
 
 /// Is there a valid batch anywhere after `from`?
-fn valid_batch_after(buf: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn valid_batch_after(buf: &[u8], from: usize) -> Option<usize> {
     let magic = MAGIC.to_be_bytes();
     let mut i = from;
     while i + HEADER <= buf.len() {
@@ -198,15 +274,15 @@ fn valid_batch_after(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-fn segment_name(n: u64) -> String {
+pub(crate) fn segment_name(n: u64) -> String {
     format!("segment-{n:020}.log")
 }
 
-fn snapshot_name(n: u64) -> String {
+pub(crate) fn snapshot_name(n: u64) -> String {
     format!("snapshot-{n:020}.snap")
 }
 
-fn parse_numbered(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+pub(crate) fn parse_numbered(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
     name.strip_prefix(prefix)?
         .strip_suffix(suffix)?
         .parse()
@@ -227,6 +303,9 @@ pub struct LoadReport {
     pub bytes: u64,
     /// (file, offset, bytes dropped, reason) of a truncated torn tail.
     pub truncated: Option<(PathBuf, u64, u64, String)>,
+    /// Segments but no `COMMIT` file (a log written before commit marks): a damaged last batch
+    /// could only be taken as a torn write.
+    pub without_commit_mark: bool,
 }
 
 /// The append side of the log. Not thread-safe; owned by the commit thread.
@@ -242,6 +321,8 @@ pub struct Log {
     compactor: Compaction,
     topics: BTreeMap<String, i32>,
     dirty: bool,
+    commit: CommitMark,
+    _lock: DataDirLock,
 }
 
 impl Log {
@@ -253,6 +334,22 @@ impl Log {
         mut apply: impl FnMut(&LogEntry) -> Result<(), String>,
     ) -> Result<(Log, LoadReport), LoadError> {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let lock = DataDirLock::acquire(dir)?;
+        let mark = match commit_mark::read(dir).map_err(io_err(dir))? {
+            commit_mark::Read::Absent => None,
+            commit_mark::Read::Mark(m) => Some(m),
+            commit_mark::Read::Corrupt => {
+                let path = dir.join(commit_mark::COMMIT_FILE);
+                return Err(LoadError::Corrupt {
+                    path,
+                    offset: 0,
+                    reason: "no valid slot in the commit mark; if the segments are intact, \
+                             moving COMMIT away loads them without it (a damaged last batch is \
+                             then taken as a torn write)"
+                        .into(),
+                });
+            }
+        };
         let mut segments = Vec::new();
         let mut snapshots = Vec::new();
         for e in fs::read_dir(dir).map_err(io_err(dir))? {
@@ -290,10 +387,29 @@ impl Log {
         let base = snapshots.last().copied().unwrap_or(0);
         if let Some(&n) = snapshots.last() {
             let path = dir.join(snapshot_name(n));
-            let buf = fs::read(&path).map_err(io_err(&path))?;
+            let mut file = fs::read(&path).map_err(io_err(&path))?;
+            let complete = snapshot_body(&file).map(|body| body.len());
+            let sealed = match complete {
+                Ok(len) => len,
+                // A data directory without a commit mark was written by a groupcoord from before
+                // snapshot trailers: its snapshot is taken as it is (every batch must be valid to
+                // the end of the file, as then) and sealed with a trailer, once.
+                Err(_) if mark.is_none() && seal_legacy_snapshot(&path, &mut file)? => {
+                    tracing::warn!(file = %path.display(), "snapshot without an end marker (older groupcoord) loaded and sealed");
+                    file.len() - TRAILER
+                }
+                Err(reason) => {
+                    return Err(LoadError::Corrupt {
+                        path: path.clone(),
+                        offset: 0,
+                        reason,
+                    });
+                }
+            };
+            let buf = &file[..sealed];
             let mut pos = 0;
             while pos < buf.len() {
-                match parse_at(&buf, pos) {
+                match parse_at(buf, pos) {
                     Parsed::Ok { payload, next } => {
                         let entry =
                             decode_payload(payload).map_err(|reason| LoadError::Corrupt {
@@ -323,7 +439,7 @@ impl Log {
                 }
             }
             report.snapshot = Some(path);
-            report.bytes += buf.len() as u64;
+            report.bytes += file.len() as u64;
             // Older snapshots and the segments they cover are obsolete.
             for &old in &snapshots[..snapshots.len() - 1] {
                 let _ = fs::remove_file(dir.join(snapshot_name(old)));
@@ -333,15 +449,64 @@ impl Log {
             let _ = fs::remove_file(dir.join(segment_name(n)));
         }
         let live: Vec<u64> = segments.iter().copied().filter(|&n| n >= base).collect();
+        report.without_commit_mark = mark.is_none() && !live.is_empty();
+        if report.without_commit_mark {
+            tracing::warn!(
+                dir = %dir.display(),
+                "log without a commit mark (written by an older groupcoord): a damaged last batch \
+                 can only be taken as a torn write this once"
+            );
+        }
+        // Acknowledged data the mark names must still be there.
+        if let Some(m) = mark
+            && m.end > 0
+            && live.last().is_none_or(|&last| last < m.segment)
+        {
+            let path = dir.join(segment_name(m.segment));
+            return Err(LoadError::Corrupt {
+                path,
+                offset: m.end,
+                reason: format!(
+                    "acknowledged segment missing: the commit mark says {} bytes of it were \
+                     acknowledged",
+                    m.end
+                ),
+            });
+        }
         let mut since_snapshot = 0u64;
         for (i, &n) in live.iter().enumerate() {
             let last = i + 1 == live.len();
             let path = dir.join(segment_name(n));
             let buf = fs::read(&path).map_err(io_err(&path))?;
+            // Bytes of the last segment acknowledged to clients: they must load exactly.
+            let acked = match mark {
+                Some(m) if last && m.segment == n => m.end,
+                _ => 0,
+            };
+            if acked > buf.len() as u64 {
+                return Err(LoadError::Corrupt {
+                    path,
+                    offset: buf.len() as u64,
+                    reason: format!(
+                        "segment is {} bytes but {acked} bytes of it were acknowledged (commit \
+                         mark): acknowledged data is missing",
+                        buf.len()
+                    ),
+                });
+            }
             let mut pos = 0;
             while pos < buf.len() {
                 match parse_at(&buf, pos) {
                     Parsed::Ok { payload, next } => {
+                        if (pos as u64) < acked && next as u64 > acked {
+                            return Err(LoadError::Corrupt {
+                                path,
+                                offset: pos as u64,
+                                reason: format!(
+                                    "batch crosses the acknowledged end {acked} (commit mark)"
+                                ),
+                            });
+                        }
                         let entry =
                             decode_payload(payload).map_err(|reason| LoadError::Corrupt {
                                 path: path.clone(),
@@ -361,6 +526,16 @@ impl Log {
                         pos = next;
                     }
                     Parsed::Bad(reason) => {
+                        if (pos as u64) < acked {
+                            return Err(LoadError::Corrupt {
+                                path,
+                                offset: pos as u64,
+                                reason: format!(
+                                    "{reason} in acknowledged data (the commit mark covers \
+                                     {acked} bytes of this segment): not a torn write"
+                                ),
+                            });
+                        }
                         if !last {
                             return Err(LoadError::Corrupt {
                                 path,
@@ -413,6 +588,15 @@ impl Log {
         if live.is_empty() {
             fsync_dir(dir).map_err(io_err(dir))?;
         }
+        // Everything loaded may be shown to clients from now on: it is acknowledged.
+        let mut commit = CommitMark::open(dir).map_err(io_err(dir))?;
+        commit
+            .store(Mark {
+                segment: segment_no,
+                end: segment_bytes,
+            })
+            .map_err(io_err(dir))?;
+        fsync_dir(dir).map_err(io_err(dir))?;
         Ok((
             Log {
                 dir: dir.to_path_buf(),
@@ -425,6 +609,8 @@ impl Log {
                 compactor,
                 topics,
                 dirty: false,
+                commit,
+                _lock: lock,
             },
             report,
         ))
@@ -473,6 +659,10 @@ impl Log {
             return Ok(false);
         }
         self.file.sync_data()?;
+        self.commit.store(Mark {
+            segment: self.segment_no,
+            end: self.segment_bytes,
+        })?;
         self.dirty = false;
         Ok(true)
     }
@@ -494,6 +684,7 @@ impl Log {
         let tmp = self.dir.join(format!("{}.tmp", snapshot_name(n)));
         let fin = self.dir.join(snapshot_name(n));
         let mut bytes = 0u64;
+        let mut crc = 0u32;
         {
             let mut f = io::BufWriter::new(File::create(&tmp)?);
             let topics: Vec<TopicChange> = self
@@ -507,13 +698,18 @@ impl Log {
             if !topics.is_empty() {
                 let b = encode_entry(&LogEntry::Topics(topics))?;
                 bytes += b.len() as u64;
+                crc = crc32c::crc32c_append(crc, &b);
                 f.write_all(&b)?;
             }
             for chunk in self.compactor.records().chunks(1000) {
                 let b = encode_entry(&LogEntry::Records(chunk.to_vec()))?;
                 bytes += b.len() as u64;
+                crc = crc32c::crc32c_append(crc, &b);
                 f.write_all(&b)?;
             }
+            let t = snapshot_trailer(bytes, crc);
+            bytes += t.len() as u64;
+            f.write_all(&t)?;
             let f = f.into_inner().map_err(|e| e.into_error())?;
             f.sync_all()?;
         }
@@ -522,6 +718,7 @@ impl Log {
         let path = self.dir.join(segment_name(n));
         self.file = OpenOptions::new().create(true).append(true).open(&path)?;
         fsync_dir(&self.dir)?;
+        self.commit.store(Mark { segment: n, end: 0 })?;
         let old_segment = self.segment_no;
         self.segment_no = n;
         self.segment_bytes = 0;

@@ -1,7 +1,10 @@
 //! Storage: the durable log of coordinator records and topic changes ([`log`]), and the
 //! recovery that replays it into the owner's state at start-up.
 
+pub mod commit_mark;
+pub mod lock;
 pub mod log;
+pub mod log_tool;
 
 use std::path::Path;
 use std::time::Instant;
@@ -25,10 +28,7 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
             }
             Ok(())
         }
-        LogEntry::Topics(ts) => {
-            state.apply_topics(ts);
-            Ok(())
-        }
+        LogEntry::Topics(ts) => state.replay_topics(ts),
     })?;
     if let Some((path, offset, dropped, reason)) = &report.truncated {
         warn!(file = %path.display(), offset, dropped, reason = %reason, "torn log tail truncated");
@@ -47,5 +47,11 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
     // The owner sleeps on the coordinator's own table (`next_deadline`); the changes are logged.
     let rearmed = state.coord.on_loaded(super::now_ms());
     info!(timers = rearmed.len(), "timers re-armed");
+    state.after_replay();
+    info!(
+        max_mb = state.coord.config().limits.max_data_plane_mb,
+        "data plane (Produce/Fetch) is in memory only: produced records are lost on restart, \
+         and partition offsets then restart above the highest committed offset"
+    );
     Ok(log)
 }

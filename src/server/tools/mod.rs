@@ -1,6 +1,7 @@
 //! Tools around the server: a small Kafka client ([`client`]), the heartbeat load benchmark
-//! ([`bench`]) and the `--demo` members ([`demo`]).
+//! ([`bench`]), the adversarial benchmark ([`bench_hostile`]) and the `--demo` members ([`demo`]).
 
 pub mod bench;
+pub mod bench_hostile;
 pub mod client;
 pub mod demo;
