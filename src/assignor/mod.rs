@@ -3,6 +3,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+pub mod consumer;
 pub mod mock;
 pub mod sticky;
 
