@@ -12,6 +12,8 @@
 
 pub mod java_order;
 mod range;
+#[cfg(test)]
+mod tests;
 mod topic_id;
 mod uniform_heterogeneous;
 mod uniform_homogeneous;
