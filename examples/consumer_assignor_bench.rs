@@ -14,6 +14,9 @@ use groupcoord::assignor::consumer::{
     TopicMetadata, UniformAssignor,
 };
 
+/// A member's partitions by topic, in record order.
+type Owned = Vec<(TopicId, Vec<i32>)>;
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -53,28 +56,26 @@ fn main() {
                     .map(|name| id_of(index_of(name)))
                     .collect()
             };
-            let spec_of =
-                |ids: &[String], assignment: &dyn Fn(&str) -> Vec<(TopicId, Vec<i32>)>| {
-                    let members: Vec<MemberSpec> =
-                        string_hash_map_order(ids.iter().map(String::as_str))
-                            .into_iter()
-                            .map(|id| {
-                                let m: usize =
-                                    id["member-".len()..].parse().expect("numbered member");
-                                MemberSpec {
-                                    member_id: id.to_string(),
-                                    subscribed_topics: subscription(m),
-                                    assignment: MemberSpec::assignment_from_record(&assignment(id)),
-                                    ..MemberSpec::default()
-                                }
-                            })
-                            .collect();
-                    let subscription_type = GroupSpec::subscription_type_of(&members);
-                    GroupSpec {
-                        members,
-                        subscription_type,
-                    }
-                };
+            let spec_of = |ids: &[String], assignment: &dyn Fn(&str) -> Owned| {
+                let members: Vec<MemberSpec> =
+                    string_hash_map_order(ids.iter().map(String::as_str))
+                        .into_iter()
+                        .map(|id| {
+                            let m: usize = id["member-".len()..].parse().expect("numbered member");
+                            MemberSpec {
+                                member_id: id.to_string(),
+                                subscribed_topics: subscription(m),
+                                assignment: MemberSpec::assignment_from_record(&assignment(id)),
+                                ..MemberSpec::default()
+                            }
+                        })
+                        .collect();
+                let subscription_type = GroupSpec::subscription_type_of(&members);
+                GroupSpec {
+                    members,
+                    subscription_type,
+                }
+            };
             let fresh = spec_of(&member_ids, &|_| Vec::new());
             let first = assignor.assign(&fresh, &metadata).expect("assignable");
             let remaining = &member_ids[..member_ids.len() - 1];

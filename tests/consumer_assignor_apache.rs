@@ -63,12 +63,15 @@ struct RecordedMember {
     rack: Option<String>,
     subscription: Vec<usize>,
     #[serde(default)]
-    assignment: Vec<(usize, Vec<i32>)>,
+    assignment: RecordedPartitions,
 }
+
+/// Partitions by topic index.
+type RecordedPartitions = Vec<(usize, Vec<i32>)>;
 
 #[derive(Debug, Deserialize)]
 struct Outcome {
-    assignment: Option<BTreeMap<String, Vec<(usize, Vec<i32>)>>>,
+    assignment: Option<BTreeMap<String, RecordedPartitions>>,
     error: Option<String>,
 }
 

@@ -45,7 +45,10 @@ fn group(members: Vec<MemberSpec>) -> GroupSpec {
     }
 }
 
-fn expect(members: &[(&str, &[(&str, &[i32])])]) -> GroupAssignment {
+/// Partitions per topic name.
+type Owned<'a> = &'a [(&'a str, &'a [i32])];
+
+fn expect(members: &[(&str, Owned<'_>)]) -> GroupAssignment {
     GroupAssignment {
         members: members
             .iter()
