@@ -76,6 +76,8 @@ struct Outcome {
 }
 
 type Normalized = BTreeMap<String, BTreeMap<TopicId, BTreeSet<i32>>>;
+/// Per member, topics and partitions in Kafka's iteration order (the target assignment record).
+type RecordOrders = BTreeMap<String, Vec<(TopicId, Vec<i32>)>>;
 
 fn load_cases() -> Vec<Case> {
     let file = std::fs::File::open(RECORDING).expect("recording present");
@@ -169,6 +171,22 @@ impl Case {
         }
     }
 
+    fn expected_record_orders(&self, outcome: &Outcome) -> Option<RecordOrders> {
+        let assignment = outcome.assignment.as_ref()?;
+        Some(
+            assignment
+                .iter()
+                .map(|(member, topics)| {
+                    let order = topics
+                        .iter()
+                        .map(|(t, p)| (self.topic_id(*t), p.clone()))
+                        .collect();
+                    (member.clone(), order)
+                })
+                .collect(),
+        )
+    }
+
     fn expected(&self, outcome: &Outcome) -> Result<Normalized, String> {
         if let Some(error) = &outcome.error {
             return Err(error.clone());
@@ -185,6 +203,14 @@ impl Case {
             })
             .collect())
     }
+}
+
+fn record_orders(assignment: &GroupAssignment) -> RecordOrders {
+    assignment
+        .members
+        .iter()
+        .map(|(member, a)| (member.clone(), a.record_order.clone()))
+        .collect()
 }
 
 fn normalize(assignment: GroupAssignment) -> Normalized {
@@ -205,32 +231,54 @@ fn compare_all(assignor: &dyn PartitionAssignor, outcome: fn(&Case) -> &Outcome)
         .map(|v| v.parse().expect("CONSUMER_ASSIGNOR_CASE is a case number"));
     let cases = load_cases();
     let mut agreed = 0;
+    let mut orders_agreed = 0;
     let mut compared = 0;
     let mut first_difference = None;
     for case in cases.iter().filter(|c| only.is_none_or(|n| c.case == n)) {
         compared += 1;
         let spec = case.group_spec();
         let expected = case.expected(outcome(case));
-        let actual = assignor
-            .assign(&spec, &case.metadata())
-            .map(normalize)
-            .map_err(|e| e.to_string());
+        let result = assignor.assign(&spec, &case.metadata());
+        let actual_orders = result.as_ref().ok().map(record_orders);
+        let actual = result.map(normalize).map_err(|e| e.to_string());
         if only.is_some() {
             println!("input: {spec:#?}\nexpected: {expected:?}\nactual:   {actual:?}");
         }
-        if actual == expected {
-            agreed += 1;
+        if actual != expected {
+            if first_difference.is_none() {
+                first_difference = Some(describe_difference(case, &expected, &actual));
+            }
+            continue;
+        }
+        agreed += 1;
+        // Same partitions; the record Kafka would write must list them in the same order too.
+        let expected_orders = case.expected_record_orders(outcome(case));
+        if actual_orders == expected_orders {
+            orders_agreed += 1;
         } else if first_difference.is_none() {
-            first_difference = Some(describe_difference(case, &expected, &actual));
+            let expected_orders = expected_orders.unwrap_or_default();
+            let actual_orders = actual_orders.unwrap_or_default();
+            let member = expected_orders
+                .keys()
+                .find(|m| expected_orders.get(*m) != actual_orders.get(*m))
+                .cloned()
+                .unwrap_or_default();
+            first_difference = Some(format!(
+                "case {}\n  same assignment, different record order for member {member}:\n  apache     {:?}\n  groupcoord {:?}",
+                case.case,
+                expected_orders.get(&member),
+                actual_orders.get(&member)
+            ));
         }
     }
     println!(
-        "{}: {agreed} of {compared} cases identical to Apache Kafka 4.4",
+        "{}: {agreed} of {compared} assignments identical to Apache Kafka 4.4, \
+         {orders_agreed} of {compared} also in record order",
         assignor.name()
     );
     if let Some(difference) = first_difference {
         panic!(
-            "{}: {agreed} of {compared} cases agree; first difference:\n{difference}\n\
+            "{}: {agreed} of {compared} assignments and {orders_agreed} record orders agree; first difference:\n{difference}\n\
              reproduce: CONSUMER_ASSIGNOR_CASE={} cargo test --test consumer_assignor_apache {} -- --nocapture",
             assignor.name(),
             difference

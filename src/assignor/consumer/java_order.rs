@@ -21,6 +21,10 @@ pub fn java_string_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
+use rustc_hash::FxHashMap;
+
+use super::TopicId;
+
 const MAXIMUM_CAPACITY: usize = 1 << 30;
 const TREEIFY_THRESHOLD: usize = 8;
 const MIN_TREEIFY_CAPACITY: usize = 64;
@@ -132,6 +136,43 @@ impl<K: PartialEq> JavaHashTable<K> {
         }
     }
 
+    /// `computeIfAbsent`, which differs from `put`: it resizes *before* looking (whenever the
+    /// previous insertion left the map over its threshold, even if the key is present) and puts a new
+    /// key at the head of its bucket, not the tail.
+    pub fn compute_if_absent(&mut self, hash: i32, key: K) {
+        if self.buckets.is_empty() || self.size > self.threshold {
+            self.resize();
+        }
+        let index = Self::spread(hash) as usize & (self.buckets.len() - 1);
+        let bucket = &mut self.buckets[index];
+        if bucket.iter().any(|(h, k)| *h == hash && *k == key) {
+            return;
+        }
+        let others = bucket.len();
+        bucket.insert(0, (hash, key));
+        if others >= TREEIFY_THRESHOLD - 1 && self.buckets.len() < MIN_TREEIFY_CAPACITY {
+            self.resize();
+        }
+        self.size += 1;
+    }
+
+    /// `remove`: the other keys keep their order (Java never shrinks a table).
+    pub fn remove(&mut self, hash: i32, key: &K) -> bool {
+        if self.buckets.is_empty() {
+            return false;
+        }
+        let index = Self::spread(hash) as usize & (self.buckets.len() - 1);
+        let bucket = &mut self.buckets[index];
+        match bucket.iter().position(|(h, k)| *h == hash && k == key) {
+            Some(at) => {
+                bucket.remove(at);
+                self.size -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.size
     }
@@ -157,6 +198,81 @@ impl<K: PartialEq> JavaHashTable<K> {
 impl<K: PartialEq> Default for JavaHashTable<K> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// A `Map<Uuid, Set<Integer>>` built of `HashMap` and `HashSet`, as Kafka's assignors build a
+/// member's assignment once they change it, tracked for its iteration order (the order Kafka then
+/// writes the target assignment record in).
+#[derive(Debug, Clone, Default)]
+pub struct JavaAssignmentMap {
+    topics: JavaHashTable<TopicId>,
+    partitions: FxHashMap<TopicId, JavaHashTable<i32>>,
+}
+
+impl JavaAssignmentMap {
+    /// Kafka's `AssignorHelpers.deepCopyAssignment` of a map iterating in `order`:
+    /// `new HashMap(size)`, each set copied with `new HashSet(set)`.
+    pub fn deep_copy(order: &[(TopicId, Vec<i32>)]) -> Self {
+        let mut copy = JavaAssignmentMap {
+            topics: JavaHashTable::with_capacity(order.len()),
+            partitions: FxHashMap::default(),
+        };
+        for (topic, partitions) in order {
+            copy.topics.insert(topic.java_hash_code(), *topic);
+            copy.partitions.insert(
+                *topic,
+                JavaHashTable::copy_of(partitions.iter().map(|p| (*p, *p))),
+            );
+        }
+        copy
+    }
+
+    /// The member's working copy, made on first use from its unchanged assignment (Kafka copies
+    /// an immutable assignment before its first change).
+    pub fn copy_on_write<'a>(
+        slot: &'a mut Option<JavaAssignmentMap>,
+        original: &[(TopicId, Vec<i32>)],
+    ) -> &'a mut JavaAssignmentMap {
+        slot.get_or_insert_with(|| Self::deep_copy(original))
+    }
+
+    pub fn remove_topic(&mut self, topic: &TopicId) {
+        if self.partitions.remove(topic).is_some() {
+            self.topics.remove(topic.java_hash_code(), topic);
+        }
+    }
+
+    /// Removes a partition, and the topic once it has none left.
+    pub fn remove_partition(&mut self, topic: &TopicId, partition: i32) {
+        if let Some(set) = self.partitions.get_mut(topic) {
+            set.remove(partition, &partition);
+            if set.is_empty() {
+                self.remove_topic(topic);
+            }
+        }
+    }
+
+    /// `computeIfAbsent(topic, new_set).add(partition)`.
+    pub fn add_partition(
+        &mut self,
+        topic: TopicId,
+        partition: i32,
+        new_set: impl FnOnce() -> JavaHashTable<i32>,
+    ) {
+        self.topics.compute_if_absent(topic.java_hash_code(), topic);
+        self.partitions
+            .entry(topic)
+            .or_insert_with(new_set)
+            .insert(partition, partition);
+    }
+
+    /// Topics and partitions in Java's iteration order.
+    pub fn iteration_order(&self) -> Vec<(TopicId, Vec<i32>)> {
+        self.topics
+            .iter()
+            .map(|topic| (*topic, self.partitions[topic].iter().copied().collect()))
+            .collect()
     }
 }
 
@@ -201,6 +317,19 @@ mod tests {
         // new HashSet<>(List.of(20, 3, 17, 1)) iterates 17, 1, 3, 20 (capacity 16: 17 and 1 share
         // bucket 1 in insertion order).
         assert_eq!(int_hash_set_copy_order([20, 3, 17, 1]), vec![17, 1, 3, 20]);
+    }
+
+    #[test]
+    fn compute_if_absent_inserts_at_the_head_and_resizes_first() {
+        // An assignor's copy of an empty assignment (`new HashMap(0)`) gaining topics whose
+        // `Uuid.hashCode()` is 1, 7, 3: Kafka iterates 1, 3, 7 (with `put` it would be 1, 7, 3).
+        let id = |hash: i64| TopicId::new(0, hash);
+        let mut map = JavaAssignmentMap::deep_copy(&[]);
+        for hash in [1, 7, 3] {
+            map.add_partition(id(hash), 0, JavaHashTable::new);
+        }
+        let order: Vec<TopicId> = map.iteration_order().into_iter().map(|(t, _)| t).collect();
+        assert_eq!(order, vec![id(1), id(3), id(7)]);
     }
 
     #[test]

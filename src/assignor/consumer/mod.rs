@@ -144,9 +144,29 @@ impl TopicMetadata {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberAssignment {
     pub partitions: BTreeMap<TopicId, BTreeSet<i32>>,
+    /// The same partitions in the order Kafka's assignor output iterates them, which is the order
+    /// Kafka writes the member's target assignment record in (and so, after a replay, decides the
+    /// next run's input order: see [`MemberSpec::assignment_from_record`]).
+    pub record_order: Vec<(TopicId, Vec<i32>)>,
 }
 
 impl MemberAssignment {
+    /// From the output in Kafka's iteration order.
+    pub fn from_record_order(record_order: Vec<(TopicId, Vec<i32>)>) -> Self {
+        let mut partitions: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
+        for (topic, owned) in &record_order {
+            partitions
+                .entry(*topic)
+                .or_default()
+                .extend(owned.iter().copied());
+        }
+        partitions.retain(|_, p| !p.is_empty());
+        MemberAssignment {
+            partitions,
+            record_order,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.partitions.values().map(BTreeSet::len).sum()
     }

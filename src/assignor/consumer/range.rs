@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::java_order::java_string_cmp;
+use super::java_order::{JavaHashTable, java_string_cmp};
 use super::{
     AssignorError, GroupAssignment, GroupSpec, MemberAssignment, MemberSpec, PartitionAssignor,
     SubscriptionType, TopicId, TopicMetadata,
@@ -105,20 +105,31 @@ impl PartitionAssignor for RangeAssignor {
 
         let mut assignment = GroupAssignment::default();
         for member in &members {
-            let mut partitions: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
             let member_topics = match group.subscription_type {
                 SubscriptionType::Homogeneous => &members[0].subscribed_topics,
                 SubscriptionType::Heterogeneous => &member.subscribed_topics,
             };
+            // Kafka puts each range into a HashMap sized for the member's topics.
+            let topic_count = distinct(member_topics).count();
+            let mut topic_order =
+                JavaHashTable::with_capacity((topic_count as f32 / 0.75f32 + 1.0f32) as usize);
+            let mut ranges_of_member = BTreeMap::new();
             for topic in distinct(member_topics) {
                 let range = ranges.get_mut(topic).expect("counted above").next_range();
                 if !range.is_empty() {
-                    partitions.insert(*topic, range.collect());
+                    topic_order.insert(topic.java_hash_code(), *topic);
+                    ranges_of_member.insert(*topic, range);
                 }
             }
-            assignment
-                .members
-                .insert(member.member_id.clone(), MemberAssignment { partitions });
+            let record_order = topic_order
+                .into_keys()
+                .into_iter()
+                .map(|topic| (topic, ranges_of_member[&topic].clone().collect()))
+                .collect();
+            assignment.members.insert(
+                member.member_id.clone(),
+                MemberAssignment::from_record_order(record_order),
+            );
         }
         Ok(assignment)
     }

@@ -48,19 +48,29 @@ fn group(members: Vec<MemberSpec>) -> GroupSpec {
 /// Partitions per topic name.
 type Owned<'a> = &'a [(&'a str, &'a [i32])];
 
-fn expect(members: &[(&str, Owned<'_>)]) -> GroupAssignment {
-    GroupAssignment {
-        members: members
-            .iter()
-            .map(|(id, owned)| {
-                let partitions: BTreeMap<TopicId, BTreeSet<i32>> = owned
-                    .iter()
-                    .map(|(t, p)| (topic(t), p.iter().copied().collect()))
-                    .collect();
-                (id.to_string(), MemberAssignment { partitions })
-            })
-            .collect(),
-    }
+type Sets = BTreeMap<String, BTreeMap<TopicId, BTreeSet<i32>>>;
+
+fn expect(members: &[(&str, Owned<'_>)]) -> Sets {
+    members
+        .iter()
+        .map(|(id, owned)| {
+            let partitions: BTreeMap<TopicId, BTreeSet<i32>> = owned
+                .iter()
+                .map(|(t, p)| (topic(t), p.iter().copied().collect()))
+                .collect();
+            (id.to_string(), partitions)
+        })
+        .collect()
+}
+
+/// The partitions of an assignment, without Kafka's iteration order.
+fn sets(assignment: Result<GroupAssignment, AssignorError>) -> Sets {
+    assignment
+        .unwrap()
+        .members
+        .into_iter()
+        .map(|(id, a)| (id, a.partitions))
+        .collect()
 }
 
 #[test]
@@ -73,7 +83,7 @@ fn uniform_homogeneous_rebalances_an_unbalanced_previous_assignment() {
     ]);
     assert_eq!(spec.subscription_type, SubscriptionType::Homogeneous);
     assert_eq!(
-        UniformAssignor.assign(&spec, &topics).unwrap(),
+        sets(UniformAssignor.assign(&spec, &topics)),
         expect(&[
             ("A", &[("t1", &[0, 1]), ("t2", &[0])]),
             ("B", &[("t1", &[2]), ("t2", &[1, 2])]),
@@ -96,7 +106,7 @@ fn uniform_heterogeneous_rebalances_three_members_three_topics() {
     ]);
     assert_eq!(spec.subscription_type, SubscriptionType::Heterogeneous);
     assert_eq!(
-        UniformAssignor.assign(&spec, &topics).unwrap(),
+        sets(UniformAssignor.assign(&spec, &topics)),
         expect(&[
             ("A", &[("t1", &[0, 1, 2, 5])]),
             ("B", &[("t1", &[3]), ("t2", &[0, 1, 2, 3])]),
@@ -114,7 +124,7 @@ fn uniform_heterogeneous_hands_out_a_removed_members_partitions() {
         member("B", &["t2"], &[("t2", &[3, 4, 5, 6])]),
     ]);
     assert_eq!(
-        UniformAssignor.assign(&spec, &topics).unwrap(),
+        sets(UniformAssignor.assign(&spec, &topics)),
         expect(&[
             ("A", &[("t1", &[0, 1, 2]), ("t3", &[0, 1, 2])]),
             ("B", &[("t2", &[0, 1, 2, 3, 4, 5, 6, 7])]),
@@ -137,7 +147,7 @@ fn range_orders_static_members_first_by_instance_id() {
         with_instance("C", Some("instanceC")),
     ]);
     assert_eq!(
-        RangeAssignor.assign(&before, &topics).unwrap(),
+        sets(RangeAssignor.assign(&before, &topics)),
         expect(&[
             ("A", &[("t1", &[0, 1])]),
             ("B", &[("t1", &[4])]),
@@ -150,7 +160,7 @@ fn range_orders_static_members_first_by_instance_id() {
         with_instance("memberA1", Some("instanceA")),
     ]);
     assert_eq!(
-        RangeAssignor.assign(&after, &topics).unwrap(),
+        sets(RangeAssignor.assign(&after, &topics)),
         expect(&[
             ("B", &[("t1", &[4])]),
             ("C", &[("t1", &[2, 3])]),
@@ -168,7 +178,7 @@ fn range_heterogeneous_splits_each_topic_among_its_subscribers() {
         member("C", &["t2", "t3"], &[]),
     ]);
     assert_eq!(
-        RangeAssignor.assign(&spec, &topics).unwrap(),
+        sets(RangeAssignor.assign(&spec, &topics)),
         expect(&[
             ("A", &[("t1", &[0, 1, 2]), ("t2", &[0, 1])]),
             ("B", &[("t3", &[0])]),
@@ -224,7 +234,7 @@ fn empty_groups_and_subscriptions() {
         GroupAssignment::default()
     );
     assert_eq!(
-        RangeAssignor.assign(&idle, &topics).unwrap(),
+        sets(RangeAssignor.assign(&idle, &topics)),
         expect(&[("A", &[]), ("B", &[])])
     );
 }

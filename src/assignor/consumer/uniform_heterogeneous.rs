@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap;
 
+use super::java_order::{JavaAssignmentMap, JavaHashTable};
+
 use super::{
     AssignorError, GroupAssignment, GroupSpec, MemberAssignment, TopicId, TopicMetadata,
     unknown_topic_error,
@@ -25,6 +27,9 @@ struct Builder<'a> {
     /// Subscriber indexes per topic, in member order.
     subscribers: BTreeMap<TopicId, Vec<usize>>,
     target: Vec<BTreeMap<TopicId, BTreeSet<i32>>>,
+    /// Per member, Kafka's copy of its assignment once changed (for the record order).
+    copies: Vec<Option<JavaAssignmentMap>>,
+    group: &'a GroupSpec,
     sizes: Vec<i64>,
     owners: FxHashMap<TopicId, Vec<i32>>,
 }
@@ -60,6 +65,8 @@ pub(super) fn assign(
         topics,
         subscribers,
         target: Vec::with_capacity(group.members.len()),
+        copies: vec![None; group.members.len()],
+        group,
         sizes: vec![0; group.members.len()],
         owners,
     };
@@ -70,8 +77,18 @@ pub(super) fn assign(
         members: group
             .members
             .iter()
-            .zip(builder.target)
-            .map(|(member, partitions)| (member.member_id.clone(), MemberAssignment { partitions }))
+            .zip(builder.target.into_iter().zip(builder.copies))
+            .map(|(member, (partitions, copy))| {
+                let record_order = match copy {
+                    Some(copy) => copy.iteration_order(),
+                    None => member.assignment.clone(),
+                };
+                let assignment = MemberAssignment {
+                    partitions,
+                    record_order,
+                };
+                (member.member_id.clone(), assignment)
+            })
             .collect(),
     })
 }
@@ -102,6 +119,8 @@ impl Builder<'_> {
             let mut kept: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
             for (topic, partitions) in &member.assignment {
                 if !member.subscribed_topics.contains(topic) {
+                    JavaAssignmentMap::copy_on_write(&mut self.copies[index], &member.assignment)
+                        .remove_topic(topic);
                     continue;
                 }
                 let owners = self
@@ -230,8 +249,23 @@ impl Builder<'_> {
                     self.target[previous].remove(&topic);
                 }
             }
+            JavaAssignmentMap::copy_on_write(
+                &mut self.copies[previous],
+                &self.group.members[previous].assignment,
+            )
+            .remove_partition(&topic, partition);
             self.sizes[previous] -= 1;
         }
+        // Kafka sizes a new partition set for this topic's fair share.
+        let subscribers = self.subscribers[&topic].len() as i32;
+        let share = (self.num_partitions(&topic) + subscribers - 1) / subscribers;
+        JavaAssignmentMap::copy_on_write(
+            &mut self.copies[member],
+            &self.group.members[member].assignment,
+        )
+        .add_partition(topic, partition, || {
+            JavaHashTable::with_capacity((share as f32 / 0.75f32 + 1.0f32) as usize)
+        });
         self.target[member]
             .entry(topic)
             .or_default()

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
 
-use super::java_order::JavaHashTable;
+use super::java_order::{JavaAssignmentMap, JavaHashTable};
 use super::{
     AssignorError, GroupAssignment, GroupSpec, MemberAssignment, TopicId, TopicMetadata,
     unknown_topic_error,
@@ -64,6 +64,9 @@ pub(super) fn assign(
 
     // Revoke what is over quota or no longer subscribed; note who still has room.
     let mut target: Vec<BTreeMap<TopicId, BTreeSet<i32>>> = Vec::with_capacity(group.members.len());
+    // Kafka returns an unchanged assignment as it came and copies it before the first change; the
+    // copy's iteration order is the output's record order.
+    let mut copies: Vec<Option<JavaAssignmentMap>> = vec![None; group.members.len()];
     let mut unfilled: Vec<(usize, i64)> = Vec::new();
     for (index, member) in group.members.iter().enumerate() {
         let mut quota = minimum_quota;
@@ -75,6 +78,8 @@ pub(super) fn assign(
         let mut kept: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
         for (topic, partitions) in &member.assignment {
             if !subscribed.contains(topic) {
+                JavaAssignmentMap::copy_on_write(&mut copies[index], &member.assignment)
+                    .remove_topic(topic);
                 continue;
             }
             if partitions.len() as i64 <= quota {
@@ -89,6 +94,8 @@ pub(super) fn assign(
                     quota -= 1;
                     kept.entry(*topic).or_default().insert(*partition);
                 } else {
+                    JavaAssignmentMap::copy_on_write(&mut copies[index], &member.assignment)
+                        .remove_partition(topic, *partition);
                     unassigned.push((*topic, *partition));
                 }
             }
@@ -110,8 +117,11 @@ pub(super) fn assign(
 
     let mut next = unassigned.iter();
     for (index, quota) in unfilled {
+        let copy =
+            JavaAssignmentMap::copy_on_write(&mut copies[index], &group.members[index].assignment);
         for (topic, partition) in next.by_ref().take(quota as usize) {
             target[index].entry(*topic).or_default().insert(*partition);
+            copy.add_partition(*topic, *partition, JavaHashTable::new);
         }
     }
     if next.next().is_some() {
@@ -124,8 +134,18 @@ pub(super) fn assign(
         members: group
             .members
             .iter()
-            .zip(target)
-            .map(|(member, partitions)| (member.member_id.clone(), MemberAssignment { partitions }))
+            .zip(target.into_iter().zip(copies))
+            .map(|(member, (partitions, copy))| {
+                let record_order = match copy {
+                    Some(copy) => copy.iteration_order(),
+                    None => member.assignment.clone(),
+                };
+                let assignment = MemberAssignment {
+                    partitions,
+                    record_order,
+                };
+                (member.member_id.clone(), assignment)
+            })
             .collect(),
     })
 }

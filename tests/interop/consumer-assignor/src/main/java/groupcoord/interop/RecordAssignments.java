@@ -19,7 +19,6 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.zip.GZIPOutputStream;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
@@ -306,14 +305,11 @@ public final class RecordAssignments {
             ObjectNode members = node.putObject("assignment");
             for (Map.Entry<String, MemberAssignment> member
                     : new TreeMap<>(assignment.members()).entrySet()) {
+                // In iteration order: the order Kafka writes the target assignment record in.
                 ArrayNode owned = members.putArray(member.getKey());
-                Map<Integer, Set<Integer>> sorted = new TreeMap<>();
                 member.getValue().partitions().forEach((id, partitions) -> {
-                    if (!partitions.isEmpty()) sorted.put(topicIndex.get(id), new TreeSet<>(partitions));
-                });
-                sorted.forEach((t, partitions) -> {
                     ArrayNode entry = owned.addArray();
-                    entry.add(t);
+                    entry.add(topicIndex.get(id));
                     ArrayNode list = entry.addArray();
                     partitions.forEach(list::add);
                 });
