@@ -5,6 +5,16 @@
 //! takes that order explicitly and [`java_order`] computes it the way Kafka's coordinator builds
 //! those collections.
 //!
+//! The output keeps, besides the partition sets, Kafka's iteration order of each member's
+//! assignment ([`MemberAssignment::record_order`]): Kafka writes the target assignment record in
+//! that order and the next run reads it back from there, so a caller that writes its records in
+//! this order and rebuilds inputs with [`MemberSpec::assignment_from_record`] stays on Kafka's path
+//! round after round.
+//!
+//! Topic ids: the assignors break ties and iterate by topic id, so Kafka's assignment for a group
+//! depends on its topics' ids. A caller without Kafka's ids can use [`TopicId::from_name`]
+//! (deterministic); it then gets Kafka's assignment for a cluster whose topics carry those ids.
+//!
 //! Racks: Kafka 4.4's `uniform` and `range` assignors read neither member racks nor partition
 //! racks (rack-aware assignment was dropped from them before 4.0), so racks are carried in the input
 //! for future assignors but never change the result here — the Apache comparison checks this with
@@ -76,6 +86,10 @@ impl MemberSpec {
 
 /// The group handed to an assignor: members in the order Kafka's `GroupSpec.memberIds()`
 /// iterates them (for Kafka's coordinator: `java_order::string_hash_map_order` of the members).
+///
+/// Kafka's homogeneous `uniform` asks the group's inverted target assignment whether a partition
+/// has an owner; here that is derived from the members' assignments, which is the same as long as
+/// the caller has dropped departed members' target assignments (as Kafka's tombstones do) first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupSpec {
     pub members: Vec<MemberSpec>,
