@@ -197,6 +197,34 @@ pub struct GroupAssignment {
     pub members: BTreeMap<String, MemberAssignment>,
 }
 
+impl GroupAssignment {
+    /// Every member's partitions; the record order is the original's where Kafka never copied the
+    /// member's assignment, else the copy's.
+    fn from_uniform(
+        group: &GroupSpec,
+        targets: Vec<BTreeMap<TopicId, BTreeSet<i32>>>,
+        copies: Vec<Option<java_order::JavaAssignmentMap>>,
+    ) -> Self {
+        let members = group
+            .members
+            .iter()
+            .zip(targets.into_iter().zip(copies))
+            .map(|(member, (partitions, copy))| {
+                let record_order = match copy {
+                    Some(copy) => copy.iteration_order(),
+                    None => member.assignment.clone(),
+                };
+                let assignment = MemberAssignment {
+                    partitions,
+                    record_order,
+                };
+                (member.member_id.clone(), assignment)
+            })
+            .collect();
+        GroupAssignment { members }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AssignorError {
     /// Kafka's `PartitionAssignorException`, with its message.

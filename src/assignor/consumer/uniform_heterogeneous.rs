@@ -15,8 +15,7 @@ use rustc_hash::FxHashMap;
 use super::java_order::{JavaAssignmentMap, JavaHashTable};
 
 use super::{
-    AssignorError, GroupAssignment, GroupSpec, MemberAssignment, TopicId, TopicMetadata,
-    unknown_topic_error,
+    AssignorError, GroupAssignment, GroupSpec, TopicId, TopicMetadata, unknown_topic_error,
 };
 
 const MAX_BALANCE_ROUNDS: usize = 16;
@@ -73,24 +72,11 @@ pub(super) fn assign(
     builder.keep_owned(group)?;
     builder.assign_unowned();
     builder.balance();
-    Ok(GroupAssignment {
-        members: group
-            .members
-            .iter()
-            .zip(builder.target.into_iter().zip(builder.copies))
-            .map(|(member, (partitions, copy))| {
-                let record_order = match copy {
-                    Some(copy) => copy.iteration_order(),
-                    None => member.assignment.clone(),
-                };
-                let assignment = MemberAssignment {
-                    partitions,
-                    record_order,
-                };
-                (member.member_id.clone(), assignment)
-            })
-            .collect(),
-    })
+    Ok(GroupAssignment::from_uniform(
+        group,
+        builder.target,
+        builder.copies,
+    ))
 }
 
 impl Builder<'_> {

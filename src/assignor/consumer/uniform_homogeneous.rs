@@ -13,8 +13,7 @@ use rustc_hash::FxHashSet;
 
 use super::java_order::{JavaAssignmentMap, JavaHashTable};
 use super::{
-    AssignorError, GroupAssignment, GroupSpec, MemberAssignment, TopicId, TopicMetadata,
-    unknown_topic_error,
+    AssignorError, GroupAssignment, GroupSpec, TopicId, TopicMetadata, unknown_topic_error,
 };
 
 pub(super) fn assign(
@@ -130,22 +129,5 @@ pub(super) fn assign(
         ));
     }
 
-    Ok(GroupAssignment {
-        members: group
-            .members
-            .iter()
-            .zip(target.into_iter().zip(copies))
-            .map(|(member, (partitions, copy))| {
-                let record_order = match copy {
-                    Some(copy) => copy.iteration_order(),
-                    None => member.assignment.clone(),
-                };
-                let assignment = MemberAssignment {
-                    partitions,
-                    record_order,
-                };
-                (member.member_id.clone(), assignment)
-            })
-            .collect(),
-    })
+    Ok(GroupAssignment::from_uniform(group, target, copies))
 }
