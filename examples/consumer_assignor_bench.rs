@@ -10,8 +10,8 @@ use groupcoord::assignor::consumer::java_order::{
     string_hash_map_order, string_hash_set_copy_order,
 };
 use groupcoord::assignor::consumer::{
-    GroupSpec, MemberSpec, PartitionAssignor, RangeAssignor, TopicDescription, TopicId,
-    TopicMetadata, UniformAssignor,
+    GroupAssignment, GroupSpec, MemberSpec, PartitionAssignor, RangeAssignor, TopicDescription,
+    TopicId, TopicMetadata, UniformAssignor,
 };
 
 /// A member's partitions by topic, in record order.
@@ -80,11 +80,8 @@ fn main() {
             let first = assignor.assign(&fresh, &metadata).expect("assignable");
             let remaining = &member_ids[..member_ids.len() - 1];
             let sticky = spec_of(remaining, &|id| {
-                first.members[id]
-                    .partitions
-                    .iter()
-                    .map(|(t, p)| (*t, p.iter().copied().collect()))
-                    .collect()
+                // Kafka's record order, as the Java side passes it.
+                first.members[id].record_order.clone()
             });
             let label = format!(
                 "{} {}",
@@ -101,6 +98,12 @@ fn main() {
             report(&format!("{label} sticky"), || {
                 assignor.assign(&sticky, &metadata).expect("assignable");
             });
+            let second = assignor.assign(&sticky, &metadata).expect("assignable");
+            println!(
+                "rust {label:<32} digest fresh {:x} sticky {:x}",
+                digest(&first),
+                digest(&second)
+            );
         }
     }
 }
@@ -122,4 +125,25 @@ fn report(label: &str, mut run: impl FnMut()) {
         samples[samples.len() / 2].as_secs_f64() * 1e3,
         samples[0].as_secs_f64() * 1e3
     );
+}
+
+/// FNV-1a (64 bit) of the assignment in record order; the Java recorder's bench mode prints the
+/// same digest for Apache's output (see `RecordAssignments.digest`).
+fn digest(assignment: &GroupAssignment) -> u64 {
+    let mut text = String::new();
+    for (member, owned) in &assignment.members {
+        text += member;
+        text.push(':');
+        for (topic, partitions) in &owned.record_order {
+            text += &format!("{}/", topic.most_significant_bits);
+            for p in partitions {
+                text += &format!("{p},");
+            }
+            text.push(';');
+        }
+        text.push('\n');
+    }
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }

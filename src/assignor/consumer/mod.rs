@@ -66,19 +66,18 @@ impl MemberSpec {
     /// record order, each partition list copied into a `HashSet`).
     pub fn assignment_from_record(record: &[(TopicId, Vec<i32>)]) -> Vec<(TopicId, Vec<i32>)> {
         let mut topics = java_order::JavaHashTable::new();
-        for (topic, _) in record {
+        // Collectors.toMap rejects a repeated topic (a record never has one); here the first wins.
+        let mut partitions_of: rustc_hash::FxHashMap<TopicId, &Vec<i32>> = Default::default();
+        for (topic, partitions) in record {
             topics.insert(topic.java_hash_code(), *topic);
+            partitions_of.entry(*topic).or_insert(partitions);
         }
         topics
             .into_keys()
             .into_iter()
-            .filter_map(|topic| {
-                // Collectors.toMap rejects duplicate keys; a record never repeats a topic.
-                let (_, partitions) = record.iter().find(|(t, _)| *t == topic)?;
-                Some((
-                    topic,
-                    java_order::int_hash_set_copy_order(partitions.iter().copied()),
-                ))
+            .map(|topic| {
+                let partitions = partitions_of[&topic].iter().copied();
+                (topic, java_order::int_hash_set_copy_order(partitions))
             })
             .collect()
     }

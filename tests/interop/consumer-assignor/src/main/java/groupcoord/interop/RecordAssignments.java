@@ -407,8 +407,34 @@ public final class RecordAssignments {
                 String label = assignor.name() + (heterogeneous ? " heterogeneous" : " homogeneous");
                 report(label + " fresh ", () -> assignor.assign(fresh, describer(topics)));
                 report(label + " sticky", () -> assignor.assign(sticky, describer(topics)));
+                System.out.printf("java %-32s digest fresh %s sticky %s%n", label,
+                    digest(first), digest(assignor.assign(sticky, describer(topics))));
             }
         }
+    }
+
+    /**
+     * FNV-1a (64 bit) of the assignment in record order: members by id, each as
+     * "id:" then per topic "msb/" and "p," per partition, ";" after a topic, a newline after a
+     * member. examples/consumer_assignor_bench.rs prints the same digest.
+     */
+    static String digest(GroupAssignment assignment) {
+        StringBuilder text = new StringBuilder();
+        for (Map.Entry<String, MemberAssignment> member : new TreeMap<>(assignment.members()).entrySet()) {
+            text.append(member.getKey()).append(':');
+            member.getValue().partitions().forEach((id, partitions) -> {
+                text.append(id.getMostSignificantBits()).append('/');
+                partitions.forEach(p -> text.append(p).append(','));
+                text.append(';');
+            });
+            text.append('\n');
+        }
+        long hash = 0xcbf29ce484222325L;
+        for (byte b : text.toString().getBytes(StandardCharsets.UTF_8)) {
+            hash ^= b & 0xff;
+            hash *= 0x100000001b3L;
+        }
+        return Long.toHexString(hash);
     }
 
     static void report(String label, Runnable run) {
