@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod java_compat;
 pub mod kafka_sticky;
+pub mod consumer;
 pub mod mock;
 pub mod sticky;
 
