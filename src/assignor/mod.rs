@@ -3,9 +3,9 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+pub mod consumer;
 pub mod java_compat;
 pub mod kafka_sticky;
-pub mod consumer;
 pub mod mock;
 pub mod sticky;
 
