@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::assignor::java_compat::{TimelineHashMapOrder, string_hash};
 use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
     UserEndpoint,
@@ -255,6 +256,12 @@ pub struct StreamsGroup {
     pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
     // --- derived ---
     pub index: ProcessIndex,
+    /// The iteration order of Kafka's member map (a `TimelineHashMap`), which decides the
+    /// sticky assignor's ties: fed with a `put` for every member written (replacements too) and
+    /// a `remove` for every member deleted, exactly where Kafka's replay changes its map. It
+    /// follows from the records in their order, but not from the state alone (and a compacted
+    /// log replays in another order, as in Kafka), so it stays out of [`Self::persistent_view`].
+    pub member_order: TimelineHashMapOrder<String>,
 }
 
 impl StreamsGroup {
@@ -281,6 +288,7 @@ impl StreamsGroup {
             endpoint_information_epoch: 0,
             task_offsets: BTreeMap::new(),
             index: ProcessIndex::default(),
+            member_order: TimelineHashMapOrder::with_expected_size(0),
         }
     }
 
@@ -322,6 +330,8 @@ impl StreamsGroup {
             self.static_members
                 .insert(i.clone(), member.member_id.clone());
         }
+        self.member_order
+            .put(string_hash(&member.member_id), member.member_id.clone());
         self.members.insert(member.member_id.clone(), member);
     }
 
@@ -339,6 +349,7 @@ impl StreamsGroup {
 
     pub fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
         let old = self.members.remove(member_id)?;
+        self.member_order.remove(&old.member_id);
         self.index.remove_member(&old);
         if let Some(i) = &old.instance_id
             && self.static_members.get(i).map(String::as_str) == Some(member_id)

@@ -193,8 +193,17 @@ fn compute(
     let assignor = assignor::builtin(req.assignor_name)
         .or_else(|| assignor::builtin(assignor::BUILTIN_ASSIGNORS[0]))
         .ok_or_else(ApiError::unknown_server_error)?;
+    // Kafka fills the assignor's member map by iterating its own member map with the updated
+    // member overlaid: present members in the map's order (a replaced static member skipped),
+    // then the updated member if it is new.
+    let map_order = g.member_order.iteration_order();
+    let member_order: Vec<&str> = map_order
+        .iter()
+        .map(String::as_str)
+        .chain(req.updated_member.map(|m| m.member_id.as_str()))
+        .collect();
     let out = assignor
-        .assign(&spec, &topology)
+        .assign_in_member_order(&spec, &topology, &member_order)
         .map_err(|_| ApiError::unknown_server_error())?;
     Ok(sort::collect_map(members.keys().map(|id| {
         let a = out.members.get(*id).cloned().unwrap_or_default();
