@@ -451,3 +451,28 @@ pub struct PersistentGroupView<'a> {
     pub topology: &'a Option<StreamsTopology>,
     pub last_assignment_configs: &'a BTreeMap<String, String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_order_follows_kafkas_member_map() {
+        // The same puts and removes as java_compat's TimelineHashMap vector, through the group:
+        // a re-put member (replacement) keeps its place, a removed and re-added one moves.
+        let mut g = StreamsGroup::new("g");
+        for id in ["m1", "m2", "m3", "m4", "m5"] {
+            g.put_member(StreamsMember::new(id));
+        }
+        g.remove_member("m2");
+        g.put_member(StreamsMember::new("m6"));
+        g.put_member(StreamsMember::new("m2"));
+        g.update_member("m1", |m| m.member_epoch = 3);
+        assert_eq!(
+            g.member_order.iteration_order().join(","),
+            "m5,m2,m4,m1,m6,m3"
+        );
+        let by_id: Vec<&String> = g.members.keys().collect();
+        assert_eq!(by_id, ["m1", "m2", "m3", "m4", "m5", "m6"]);
+    }
+}
