@@ -180,7 +180,7 @@ pub struct TimelineHashMapOrder<K> {
     next_stamp: u64,
 }
 
-impl<K: Copy + Eq> TimelineHashMapOrder<K> {
+impl<K: Clone + Eq> TimelineHashMapOrder<K> {
     /// `new TimelineHashMap<>(registry, expectedSize)`.
     pub fn with_expected_size(expected_size: usize) -> Self {
         let min = (expected_size as f64 / 0.75).ceil() as usize;
@@ -213,20 +213,20 @@ impl<K: Copy + Eq> TimelineHashMapOrder<K> {
     }
 
     /// `remove(key)`.
-    pub fn remove(&mut self, key: K) {
-        self.entries.retain(|e| e.2 != key);
+    pub fn remove(&mut self, key: &K) {
+        self.entries.retain(|e| e.2 != *key);
     }
 
     /// The keys in the order `keySet()` / `entrySet()` iterate them.
     pub fn iteration_order(&self) -> Vec<K> {
         let shift = 64 - self.slots.trailing_zeros();
-        let mut order: Vec<(u64, std::cmp::Reverse<u64>, K)> = self
+        let mut order: Vec<(u64, std::cmp::Reverse<u64>, &K)> = self
             .entries
             .iter()
-            .map(|&(product, stamp, key)| (product >> shift, std::cmp::Reverse(stamp), key))
+            .map(|(product, stamp, key)| (product >> shift, std::cmp::Reverse(*stamp), key))
             .collect();
         order.sort_unstable_by_key(|&(slot, stamp, _)| (slot, stamp));
-        order.into_iter().map(|(.., key)| key).collect()
+        order.into_iter().map(|(.., key)| key.clone()).collect()
     }
 }
 
@@ -436,7 +436,7 @@ mod tests {
             let key = &op[1..];
             match &op[..1] {
                 "+" => map.put(string_hash(key), key),
-                "-" => map.remove(key),
+                "-" => map.remove(&key),
                 _ => {}
             }
             assert_eq!(map.iteration_order().join(","), want, "after {op}");

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::assignor::java_compat::{TimelineHashMapOrder, string_hash};
 use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
     UserEndpoint,
@@ -255,6 +256,12 @@ pub struct StreamsGroup {
     pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
     // --- derived ---
     pub index: ProcessIndex,
+    /// The iteration order of Kafka's member map (a `TimelineHashMap`), which decides the
+    /// sticky assignor's ties: fed with a `put` for every member written (replacements too) and
+    /// a `remove` for every member deleted, exactly where Kafka's replay changes its map. It
+    /// follows from the records in their order, but not from the state alone (and a compacted
+    /// log replays in another order, as in Kafka), so it stays out of [`Self::persistent_view`].
+    pub member_order: TimelineHashMapOrder<String>,
 }
 
 impl StreamsGroup {
@@ -281,6 +288,7 @@ impl StreamsGroup {
             endpoint_information_epoch: 0,
             task_offsets: BTreeMap::new(),
             index: ProcessIndex::default(),
+            member_order: TimelineHashMapOrder::with_expected_size(0),
         }
     }
 
@@ -322,6 +330,8 @@ impl StreamsGroup {
             self.static_members
                 .insert(i.clone(), member.member_id.clone());
         }
+        self.member_order
+            .put(string_hash(&member.member_id), member.member_id.clone());
         self.members.insert(member.member_id.clone(), member);
     }
 
@@ -339,6 +349,7 @@ impl StreamsGroup {
 
     pub fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
         let old = self.members.remove(member_id)?;
+        self.member_order.remove(&old.member_id);
         self.index.remove_member(&old);
         if let Some(i) = &old.instance_id
             && self.static_members.get(i).map(String::as_str) == Some(member_id)
@@ -439,4 +450,29 @@ pub struct PersistentGroupView<'a> {
     pub target_assignment: &'a BTreeMap<String, TasksTuple>,
     pub topology: &'a Option<StreamsTopology>,
     pub last_assignment_configs: &'a BTreeMap<String, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_order_follows_kafkas_member_map() {
+        // The same puts and removes as java_compat's TimelineHashMap vector, through the group:
+        // a re-put member (replacement) keeps its place, a removed and re-added one moves.
+        let mut g = StreamsGroup::new("g");
+        for id in ["m1", "m2", "m3", "m4", "m5"] {
+            g.put_member(StreamsMember::new(id));
+        }
+        g.remove_member("m2");
+        g.put_member(StreamsMember::new("m6"));
+        g.put_member(StreamsMember::new("m2"));
+        g.update_member("m1", |m| m.member_epoch = 3);
+        assert_eq!(
+            g.member_order.iteration_order().join(","),
+            "m5,m2,m4,m1,m6,m3"
+        );
+        let by_id: Vec<&String> = g.members.keys().collect();
+        assert_eq!(by_id, ["m1", "m2", "m3", "m4", "m5", "m6"]);
+    }
 }

@@ -942,6 +942,12 @@ impl Coordinator {
             .groups
             .streams(&gid)
             .and_then(|g| g.shutdown_request_member_id.clone());
+        // ...and lists the endpoints in its member map's order as it was before them.
+        let member_order_before = self
+            .groups
+            .streams(&gid)
+            .map(|g| g.member_order.iteration_order())
+            .unwrap_or_default();
 
         // Apply: records, soft state, timers.
         self.apply_group_records(&gid, &records)?;
@@ -1029,7 +1035,7 @@ impl Coordinator {
         };
         let partitions_by_user_endpoint = (group.endpoint_information_epoch
             != req.endpoint_information_epoch)
-            .then(|| endpoint_information(group, &member_id, &self.metadata));
+            .then(|| endpoint_information(group, &member_order_before, &member_id, &self.metadata));
         if !group_existed {
             // Kafka 4.4 runs the heartbeat that creates a group on a group object it never
             // registers; replaying that heartbeat's records registers a fresh one. The soft state
@@ -1100,10 +1106,12 @@ pub(super) fn assignment_configs(cfg: &EffectiveGroupConfig) -> AssignmentConfig
     }
 }
 
-/// IQ endpoint information (spec §3.12): one entry per member with an endpoint, the
-/// heartbeating member last.
+/// IQ endpoint information (spec §3.12): one entry per member with an endpoint, in the order
+/// of Kafka's member map before this heartbeat (`member_order`; a replaced static member is gone
+/// from `group`), the heartbeating member last.
 fn endpoint_information(
     group: &StreamsGroup,
+    member_order: &[String],
     member_id: &str,
     metadata: &crate::topology::MetadataImage,
 ) -> Vec<EndpointToPartitions> {
@@ -1144,10 +1152,10 @@ fn endpoint_information(
             unknown_tagged_fields: Vec::new(),
         })
     };
-    let mut out: Vec<EndpointToPartitions> = group
-        .members
-        .values()
-        .filter(|m| m.member_id != member_id)
+    let mut out: Vec<EndpointToPartitions> = member_order
+        .iter()
+        .filter(|id| id.as_str() != member_id)
+        .filter_map(|id| group.members.get(id))
         .filter_map(entry)
         .collect();
     if let Some(m) = group.members.get(member_id) {

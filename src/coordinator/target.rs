@@ -193,8 +193,17 @@ fn compute(
     let assignor = assignor::builtin(req.assignor_name)
         .or_else(|| assignor::builtin(assignor::BUILTIN_ASSIGNORS[0]))
         .ok_or_else(ApiError::unknown_server_error)?;
+    // Kafka fills the assignor's member map by iterating its own member map with the updated
+    // member overlaid: present members in the map's order (a replaced static member skipped),
+    // then the updated member if it is new.
+    let map_order = g.member_order.iteration_order();
+    let member_order: Vec<&str> = map_order
+        .iter()
+        .map(String::as_str)
+        .chain(req.updated_member.map(|m| m.member_id.as_str()))
+        .collect();
     let out = assignor
-        .assign(&spec, &topology)
+        .assign_in_member_order(&spec, &topology, &member_order)
         .map_err(|_| ApiError::unknown_server_error())?;
     Ok(sort::collect_map(members.keys().map(|id| {
         let a = out.members.get(*id).cloned().unwrap_or_default();
@@ -207,4 +216,66 @@ fn compute(
             },
         )
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::ConfiguredSubtopology;
+    use crate::types::ActiveTasks;
+
+    fn claimant(id: &str, process: &str) -> StreamsMember {
+        let mut m = StreamsMember::new(id);
+        m.process_id = process.into();
+        m.member_epoch = 1;
+        m.assigned.active = ActiveTasks::new();
+        m.assigned.active.insert("0", 0, 1);
+        m
+    }
+
+    #[test]
+    fn assignor_sees_members_in_kafkas_member_map_order() {
+        // "Aa" and "BB" share a hash bucket, so Kafka's member map iterates the later-inserted
+        // "BB" first, then "Aa"; the assignor's map keeps that order and the last of two active
+        // claims of 0_0 wins: "Aa" (in member-id order it would be "BB").
+        let mut g = StreamsGroup::new("g");
+        g.put_member(claimant("Aa", "p1"));
+        g.put_member(claimant("BB", "p2"));
+        let configured = ConfiguredTopology {
+            topology_epoch: 0,
+            metadata_hash: 0,
+            subtopologies: Some(BTreeMap::from([(
+                "0".to_string(),
+                ConfiguredSubtopology {
+                    number_of_tasks: 2,
+                    source_topics: Default::default(),
+                    repartition_sink_topics: Default::default(),
+                    repartition_source_topics: Default::default(),
+                    state_changelog_topics: Default::default(),
+                },
+            )])),
+            internal_topics_to_create: Default::default(),
+            issue: None,
+        };
+        let updated = g.members["Aa"].clone();
+        let out = update_target(&TargetRequest {
+            group: &g,
+            group_epoch: 2,
+            updated_member: Some(&updated),
+            replaced_member_id: None,
+            configured: Some(&configured),
+            configs: AssignmentConfigs::default(),
+            assignor_name: "sticky",
+            now: Millis(0),
+            initial_delay_pending: false,
+            updated_member_offsets: None,
+            assignment_interval_ms: 0,
+        })
+        .unwrap();
+        assert!(
+            out.member_target.active.contains("0", 0),
+            "{:?}",
+            out.records
+        );
+    }
 }

@@ -125,16 +125,14 @@ fn sort_topic_partitions(list: &mut [TopicPartition]) {
     list.sort_by(|a, b| a.topic.cmp(&b.topic));
 }
 
-/// Endpoint-to-partitions entries are per process; Kafka iterates a hash map to list them.
+/// Within an endpoint entry, Kafka groups the partitions by topic in a hash map. The entries
+/// themselves are not sorted: Kafka lists them in its member map's order, which groupcoord
+/// reproduces (members with equal endpoints included).
 fn sort_endpoints(list: &mut [EndpointToPartitions]) {
     for e in list.iter_mut() {
         sort_topic_partitions(&mut e.active_partitions);
         sort_topic_partitions(&mut e.standby_partitions);
     }
-    list.sort_by(|a, b| {
-        (&a.user_endpoint.host, a.user_endpoint.port)
-            .cmp(&(&b.user_endpoint.host, b.user_endpoint.port))
-    });
 }
 
 fn sort_assignment(a: &mut Assignment) {
