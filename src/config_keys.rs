@@ -46,16 +46,33 @@ pub struct ServerKeys {
     pub socket_request_max_bytes: i32,
     /// `connections.max.idle.ms` (default 600000).
     pub connections_max_idle_ms: i64,
-    /// `max.connections` (default 2147483647).
+    /// `max.connections`. Kafka's default is 2147483647; groupcoord's is [`DEFAULT_MAX_CONNECTIONS`]
+    /// so that a flood of clients meets a refusal before the process runs out of file
+    /// descriptors or memory.
     pub max_connections: i32,
+    /// `max.connections.per.ip` (Kafka's default, 2147483647: only `max.connections` applies).
+    pub max_connections_per_ip: i32,
+    /// `queued.max.request.bytes`: request bytes all connections together may hold (received
+    /// and not yet answered) before the server stops reading sockets. Kafka's default is -1
+    /// (unbounded); groupcoord's is [`DEFAULT_QUEUED_MAX_REQUEST_BYTES`]. `<= 0` = unbounded; a
+    /// positive value must be at least `socket.request.max.bytes`, as in Kafka.
+    pub queued_max_request_bytes: i64,
 }
+
+/// groupcoord's default `max.connections`.
+pub const DEFAULT_MAX_CONNECTIONS: i32 = 4096;
+
+/// groupcoord's default `queued.max.request.bytes` (256 MiB).
+pub const DEFAULT_QUEUED_MAX_REQUEST_BYTES: i64 = 256 * 1024 * 1024;
 
 impl Default for ServerKeys {
     fn default() -> Self {
         ServerKeys {
             socket_request_max_bytes: 100 * 1024 * 1024,
             connections_max_idle_ms: 600_000,
-            max_connections: i32::MAX,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: i32::MAX,
+            queued_max_request_bytes: DEFAULT_QUEUED_MAX_REQUEST_BYTES,
         }
     }
 }
@@ -103,6 +120,8 @@ pub const SERVER_KEYS: &[&str] = &[
     "socket.request.max.bytes",
     "connections.max.idle.ms",
     "max.connections",
+    "max.connections.per.ip",
+    "queued.max.request.bytes",
 ];
 
 /// Group-level override keys (`GroupConfig`).
@@ -365,6 +384,10 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
             }
             "connections.max.idle.ms" => s.connections_max_idle_ms = parse_long(k, v)?,
             "max.connections" => s.max_connections = at_least(k, parse_int(k, v)?, 0)?,
+            "max.connections.per.ip" => {
+                s.max_connections_per_ip = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "queued.max.request.bytes" => s.queued_max_request_bytes = parse_long(k, v)?,
             _ => {
                 let Some((gid, gk)) = split_group_key(k) else {
                     return Err(err(k, "unknown config key"));
@@ -375,6 +398,18 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
         }
     }
     validate(&c)?;
+    // Kafka's KafkaConfig rule: a request as large as allowed must fit in the queue.
+    if s.queued_max_request_bytes > 0
+        && s.queued_max_request_bytes < i64::from(s.socket_request_max_bytes)
+    {
+        return Err(err(
+            "queued.max.request.bytes",
+            format!(
+                "value {} must be larger than socket.request.max.bytes ({})",
+                s.queued_max_request_bytes, s.socket_request_max_bytes
+            ),
+        ));
+    }
     for (gid, g) in &groups {
         validate_group(&c, gid, g)?;
     }

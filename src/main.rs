@@ -74,7 +74,7 @@ mod native {
     #[derive(Subcommand)]
     enum BenchCmd {
         /// Heartbeat load over TCP, compared with an ApiVersions-only baseline.
-        Load(server::bench::LoadArgs),
+        Load(server::tools::bench::LoadArgs),
         /// The sticky assignor on generated groups: time, balance, movement, rack diversity.
         /// `--members M --tasks T [--standbys S] [--racks R] [--seed N] [--warmups N] [--no-scale]
         /// [--write-input FILE.json] [--input FILE.json]`
@@ -141,7 +141,7 @@ mod native {
             let parts: i32 = parts
                 .parse()
                 .map_err(|_| format!("--topic `{t}`: bad partition count"))?;
-            if parts < 1 || !server::handlers::valid_topic_name(name) {
+            if parts < 1 || !server::kafka::valid_topic_name(name) {
                 return Err(format!(
                     "--topic `{t}`: invalid topic name or partition count"
                 ));
@@ -250,13 +250,20 @@ mod native {
                             handle.shutdown().await;
                             ExitCode::SUCCESS
                         }
-                        _ = handle.wait() => ExitCode::from(1),
+                        r = handle.wait() => {
+                            // Only a failure stops the server by itself (a dead owner thread, a
+                            // failed append or fsync): say why and exit non-zero.
+                            if let Err(e) = r {
+                                eprintln!("groupcoord: {e}");
+                            }
+                            ExitCode::from(1)
+                        }
                     }
                 })
             }
             Cmd::Bench {
                 which: BenchCmd::Load(a),
-            } => rt.block_on(server::bench::run_load(a)),
+            } => rt.block_on(server::tools::bench::run_load(a)),
             Cmd::Bench {
                 which: BenchCmd::Assignor { args },
             } => match groupcoord::assignor::bench::bench_assignor_cli(&args) {

@@ -18,7 +18,7 @@ use groupcoord::protocol::{
     StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
     Subtopology, TaskIds, Topology,
 };
-use groupcoord::server::client::{self, Client};
+use groupcoord::server::tools::client::{self, Client};
 use rand_core::{RngCore, SeedableRng};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

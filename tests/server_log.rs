@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use groupcoord::config::CoordinatorConfig;
 use groupcoord::coordinator::{Coordinator, RequestContext};
 use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
-use groupcoord::server::log::{LoadError, Log, LogEntry, TopicChange};
+use groupcoord::server::storage::log::{LoadError, Log, LogEntry, TopicChange};
 use groupcoord::topology::MetadataImage;
 use groupcoord::types::Millis;
 
@@ -25,7 +25,14 @@ fn topic(n: &str, p: i32) -> LogEntry {
 
 fn open_collect(
     dir: &Path,
-) -> Result<(Log, Vec<LogEntry>, groupcoord::server::log::LoadReport), LoadError> {
+) -> Result<
+    (
+        Log,
+        Vec<LogEntry>,
+        groupcoord::server::storage::log::LoadReport,
+    ),
+    LoadError,
+> {
     let mut seen = Vec::new();
     let (log, report) = Log::open(dir, u64::MAX, |e| {
         seen.push(e.clone());
@@ -57,7 +64,7 @@ fn torn_tail_is_truncated_and_reported() {
     let seg = segment(&dir);
     let good_len = std::fs::metadata(&seg).unwrap().len();
     // Half of a fourth batch.
-    let full = groupcoord::server::log::encode_entry(&topic("d", 4));
+    let full = groupcoord::server::storage::log::encode_entry(&topic("d", 4));
     OpenOptions::new()
         .append(true)
         .open(&seg)
@@ -97,7 +104,7 @@ fn corruption_in_the_middle_stops_the_load() {
         log.sync().unwrap();
     }
     let seg = segment(&dir);
-    let first = groupcoord::server::log::encode_entry(&topic("a", 1)).len();
+    let first = groupcoord::server::storage::log::encode_entry(&topic("a", 1)).len();
     let mut bytes = std::fs::read(&seg).unwrap();
     // Flip a payload byte of the second batch.
     bytes[first + 14] ^= 0xff;

@@ -12,7 +12,7 @@ use groupcoord::protocol::{
     StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo,
     Topology,
 };
-use groupcoord::server::client::Client;
+use groupcoord::server::tools::client::Client;
 use groupcoord::server::{ServeOptions, ServerHandle, start};
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,

@@ -8,7 +8,7 @@ use common::{s, temp_dir};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use groupcoord::server::client::Client;
+use groupcoord::server::tools::client::Client;
 use groupcoord::server::wire::SUPPORTED;
 use groupcoord::server::{ServeOptions, ServerHandle, start};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;

@@ -6,6 +6,7 @@
 //! value: int16 version + struct), tombstones as a null value.
 
 pub mod codec;
+pub mod compact;
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use crate::topology::StreamsTopology;
 use crate::types::{TasksTuple, TasksWithEpochs};
 
 pub use codec::{RecordCodecError, decode_record, encode_record};
+pub use compact::{Compaction, compact};
 
 /// Record type numbers (the `apiKey` of the coordinator key schemas).
 pub mod record_type {

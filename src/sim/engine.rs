@@ -12,7 +12,7 @@ use crate::protocol::{
     StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
     status_code,
 };
-use crate::records::Record;
+use crate::records::{self, Record};
 use crate::topology::{MetadataImage, StreamsTopology, configure_topics};
 use crate::types::{Millis, TaskId};
 
@@ -1333,16 +1333,26 @@ impl Simulation {
         self.shadow.set_config(self.config.clone());
     }
 
+    /// A restart goes through the server's storage path: the history is encoded with the record
+    /// codec (the log), decoded, compacted (the snapshot writer), encoded and decoded again (the
+    /// snapshot loader), and only then replayed into a fresh coordinator.
     fn restart_coordinator(&mut self) -> Result<(), SimError> {
+        let stored = |records: &[Record], what: &str| {
+            records::codec::decode_batch(&records::codec::encode_batch(records))
+                .map_err(|e| SimError::Replay(format!("{what} does not decode: {e}")))
+        };
+        let history: Vec<Record> = self.record_log.iter().map(|r| r.record.clone()).collect();
+        let log = stored(&history, "record log")?;
+        let snapshot = stored(&records::compact(&log), "compacted snapshot")?;
         let mut c = Coordinator::new(self.config.clone());
         c.set_metadata(MetadataImage {
             topics: self.topics.clone(),
         });
-        for (i, r) in self.record_log.iter().enumerate() {
-            c.replay(&r.record).map_err(|e| {
+        for (i, r) in snapshot.iter().enumerate() {
+            c.replay(r).map_err(|e| {
                 SimError::Replay(format!(
-                    "record {i} ({}) failed to replay: {e:?}",
-                    r.summary
+                    "snapshot record {i} ({}) failed to replay: {e:?}",
+                    r.summary()
                 ))
             })?;
         }

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
 
 use super::client::{decode_heartbeat, heartbeat_body, raw_frame};
-use super::{ServeOptions, wire};
+use crate::server::{ServeOptions, wire};
 
 /// Arguments of `groupcoord bench load`.
 #[derive(Debug, Clone, clap::Args)]
@@ -319,7 +319,7 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             o.coordinator.initial_rebalance_delay_ms = 0;
             o.max_inflight_per_connection = 1024;
             tmp = Some(dir);
-            match super::start(o).await {
+            match crate::server::start(o).await {
                 Ok(h) => (h.addr, Some(h)),
                 Err(e) => {
                     eprintln!("bench: cannot start server: {e}");

@@ -18,14 +18,14 @@
 //! whose CRC matches but whose body does not decode, a corrupt snapshot) stops the load with an
 //! error naming the file and offset.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::records::Record;
+use crate::records::{Compaction, Record};
 
-use super::codec88::{decode_records, encode_records};
+use crate::server::codec88::{decode_records, encode_records};
 
 pub const MAGIC: u32 = 0x4743_4C42;
 const HEADER: usize = 12;
@@ -217,78 +217,6 @@ fn fsync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The identity of a record (type + key fields): what compaction keeps the latest value of.
-pub fn record_key(r: &Record) -> Vec<u8> {
-    let k = match r {
-        Record::GroupMetadata { group_id, .. }
-        | Record::TargetAssignmentMetadata { group_id, .. }
-        | Record::Topology { group_id, .. }
-        | Record::ClassicGroupMetadata { group_id, .. } => vec![group_id.as_str()],
-        Record::MemberMetadata {
-            group_id,
-            member_id,
-            ..
-        }
-        | Record::TargetAssignmentMember {
-            group_id,
-            member_id,
-            ..
-        }
-        | Record::CurrentMemberAssignment {
-            group_id,
-            member_id,
-            ..
-        } => {
-            vec![group_id.as_str(), member_id.as_str()]
-        }
-        Record::OffsetCommit {
-            group_id,
-            topic,
-            partition,
-            ..
-        } => {
-            let mut v = r.record_type().to_be_bytes().to_vec();
-            for part in [group_id.as_str(), topic.as_str()] {
-                v.extend_from_slice(&(part.len() as u32).to_be_bytes());
-                v.extend_from_slice(part.as_bytes());
-            }
-            v.extend_from_slice(&partition.to_be_bytes());
-            return v;
-        }
-    };
-    let mut v = r.record_type().to_be_bytes().to_vec();
-    for part in k {
-        v.extend_from_slice(&(part.len() as u32).to_be_bytes());
-        v.extend_from_slice(part.as_bytes());
-    }
-    v
-}
-
-/// Compaction state: the latest value of every record key, in write order.
-#[derive(Default)]
-struct Compactor {
-    seq: u64,
-    latest: HashMap<Vec<u8>, (u64, Record)>,
-}
-
-impl Compactor {
-    fn add(&mut self, r: &Record) {
-        let key = record_key(r);
-        if r.is_tombstone() {
-            self.latest.remove(&key);
-        } else {
-            self.seq += 1;
-            self.latest.insert(key, (self.seq, r.clone()));
-        }
-    }
-
-    fn records(&self) -> Vec<Record> {
-        let mut v: Vec<&(u64, Record)> = self.latest.values().collect();
-        v.sort_by_key(|(s, _)| *s);
-        v.into_iter().map(|(_, r)| r.clone()).collect()
-    }
-}
-
 /// Statistics reported at load.
 #[derive(Debug, Default, Clone)]
 pub struct LoadReport {
@@ -311,7 +239,7 @@ pub struct Log {
     since_snapshot: u64,
     total_bytes: u64,
     snapshot_threshold: u64,
-    compactor: Compactor,
+    compactor: Compaction,
     topics: BTreeMap<String, i32>,
     dirty: bool,
 }
@@ -342,9 +270,9 @@ impl Log {
         segments.sort();
         snapshots.sort();
         let mut report = LoadReport::default();
-        let mut compactor = Compactor::default();
+        let mut compactor = Compaction::default();
         let mut topics = BTreeMap::new();
-        let mut track = |entry: &LogEntry, compactor: &mut Compactor| match entry {
+        let mut track = |entry: &LogEntry, compactor: &mut Compaction| match entry {
             LogEntry::Records(rs) => rs.iter().for_each(|r| compactor.add(r)),
             LogEntry::Topics(ts) => {
                 for t in ts {

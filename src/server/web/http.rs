@@ -18,8 +18,8 @@ use futures::StreamExt;
 use tokio::sync::watch;
 use tokio_stream::wrappers::WatchStream;
 
-use super::Shared;
 use super::metrics::GroupCount;
+use crate::server::Shared;
 
 #[derive(Clone)]
 struct Web {
@@ -56,7 +56,9 @@ pub async fn start(
 }
 
 async fn groups(AxState(w): AxState<Web>) -> Response {
-    let snap = w.shared.live.borrow().clone();
+    let Some(snap) = w.shared.fresh_live().await else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "server stopping").into_response();
+    };
     (
         [(header::CONTENT_TYPE, "application/json")],
         serde_json::to_string(&*snap).unwrap_or_default(),
@@ -65,9 +67,12 @@ async fn groups(AxState(w): AxState<Web>) -> Response {
 }
 
 async fn events(AxState(w): AxState<Web>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    // The owner publishes at most 10 snapshots/s; the watch channel keeps only the newest, so a
-    // slow reader skips intermediate ones instead of queueing them.
-    let stream = WatchStream::new(w.shared.live.clone()).map(|snap| {
+    // Subscribing makes the owner publish (at most 10 snapshots/s, and only while someone is
+    // subscribed); the fresh view asked for here is the stream's first item. The watch channel
+    // keeps only the newest, so a slow reader skips intermediate ones instead of queueing them.
+    let rx = w.shared.live.subscribe();
+    let _ = w.shared.fresh_live().await;
+    let stream = WatchStream::new(rx).map(|snap| {
         Ok(Event::default()
             .event("groups")
             .data(serde_json::to_string(&*snap).unwrap_or_default()))
@@ -76,7 +81,7 @@ async fn events(AxState(w): AxState<Web>) -> Sse<impl Stream<Item = Result<Event
 }
 
 async fn metrics(AxState(w): AxState<Web>) -> Response {
-    let snap = w.shared.live.borrow().clone();
+    let snap = w.shared.fresh_live().await.unwrap_or_default();
     let groups: Vec<GroupCount> = snap
         .groups
         .iter()

@@ -12,8 +12,8 @@ use crate::protocol::{
     StreamsGroupHeartbeatResponse,
 };
 
-use super::codec88;
-use super::wire;
+use crate::server::codec88;
+use crate::server::wire;
 
 /// Client errors are strings: this is a test and tooling client.
 pub type Result<T> = std::result::Result<T, String>;

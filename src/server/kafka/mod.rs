@@ -1,6 +1,12 @@
-//! Request handlers run by the owner task: the coordinator, the topic registry and the answers to
-//! every served key. Pure with respect to I/O: a handler returns the response and the log entries
-//! the caller must make durable before sending it.
+//! The Kafka request handling, pure: [`State`] holds the coordinator, the topic registry and the
+//! small data plane ([`data_plane`]), and [`State::handle`] answers one decoded request at a given
+//! time with the response and the log entries the caller must make durable before sending it. No
+//! sockets, no clock, no threads: the owner task drives it, and the unit tests below call it
+//! directly.
+
+pub mod data_plane;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,12 +34,12 @@ use crate::records::Record;
 use crate::topology::MetadataImage;
 use crate::types::Millis;
 
-use super::core::{
+use crate::coordinator::{
     Coordinator, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
     Outcome, RequestContext,
 };
-use super::log::{LogEntry, TopicChange};
-use super::wire::{Header, Req, RequestKind, Resp, ResponseKind};
+use crate::server::storage::log::{LogEntry, TopicChange};
+use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
 
 /// Kafka's internal topics (`Topic.INTERNAL_TOPICS`).
 pub const INTERNAL_TOPICS: &[&str] = &[
@@ -72,7 +78,7 @@ pub struct State {
     pub port: i32,
     pub counters: Counters,
     /// In-memory partition logs (Produce/Fetch/ListOffsets/...; not durable).
-    pub data: super::data_plane::DataPlane,
+    pub data: data_plane::DataPlane,
     /// The last heartbeat's request context, reused while client id and host stay the same
     /// (consecutive requests mostly come from one connection's batch): no allocation per
     /// heartbeat.
@@ -93,7 +99,7 @@ impl State {
             host,
             port,
             counters: Counters::default(),
-            data: super::data_plane::DataPlane::new(),
+            data: data_plane::DataPlane::new(),
             ctx: RequestContext::default(),
         }
     }
@@ -174,7 +180,11 @@ impl State {
                 d
             }),
             Req::ApiVersions(_) => Resp::Kafka(ResponseKind::ApiVersions(
-                super::wire::api_versions_response(0, v, self.coord.config().streams_enabled),
+                crate::server::wire::api_versions_response(
+                    0,
+                    v,
+                    self.coord.config().streams_enabled,
+                ),
             )),
             Req::Kafka(k) => Resp::Kafka(match k {
                 RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, r)),

@@ -12,8 +12,9 @@ use tracing::{info, warn};
 use crate::config::CoordinatorConfig;
 use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, TopicInfo, Topology};
 
-use super::wire::{Header, Req, Resp};
-use super::{Job, Shared};
+use crate::server::Shared;
+use crate::server::owner::Job;
+use crate::server::wire::{Header, Req, Resp};
 
 pub const DEMO_TOPIC: &str = "demo-input";
 pub const DEMO_PARTITIONS: i32 = 6;

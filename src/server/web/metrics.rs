@@ -18,6 +18,12 @@ pub struct Metrics {
     pub connections: AtomicU64,
     pub connections_total: AtomicU64,
     pub closed_bad_frames: AtomicU64,
+    /// Connections refused by `max.connections` or `max.connections.per.ip`.
+    pub connections_refused: AtomicU64,
+    /// Request bytes held by connections (received, not yet answered).
+    pub request_bytes: AtomicU64,
+    /// Groups described for the live view (only when watched, only the changed ones).
+    pub live_groups_described: AtomicU64,
     flush_buckets: [AtomicU64; 12],
     flush_count: AtomicU64,
     flush_sum_ns: AtomicU64,
@@ -96,6 +102,24 @@ impl Metrics {
             "groupcoord_connections_closed_bad_frame_total",
             "Connections closed because of an invalid frame.",
             self.closed_bad_frames.load(Relaxed),
+        );
+        counter(
+            &mut o,
+            "groupcoord_connections_refused_total",
+            "Connections closed at accept by max.connections or max.connections.per.ip.",
+            self.connections_refused.load(Relaxed),
+        );
+        gauge(
+            &mut o,
+            "groupcoord_request_bytes",
+            "Request bytes held by connections (queued.max.request.bytes bounds them).",
+            self.request_bytes.load(Relaxed),
+        );
+        counter(
+            &mut o,
+            "groupcoord_live_groups_described_total",
+            "Groups described for the live view (only while watched, only changed groups).",
+            self.live_groups_described.load(Relaxed),
         );
         let _ = writeln!(
             o,

@@ -1,0 +1,319 @@
+//! One client connection. The read side takes frames ([`FrameReader`]), answers the requests
+//! that need no coordinator state itself (ApiVersions, FindCoordinator), sends the rest to the
+//! owner in batches (every complete frame already received goes in one batch) and queues one
+//! response slot per request or batch. The write side writes the slots strictly in queue order,
+//! so responses leave in request order however the owner and the commit path interleave them.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{debug, error, warn};
+
+use super::frame::{Frame, FrameReader, IDLE_BUFFER, ReadError, Reservation};
+use super::kafka::{self, data_plane};
+use super::owner::{Job, Reply};
+use super::wire::{self, Decoded, Header, Req, RequestKind, Resp, ResponseKind};
+use super::{ServeOptions, Shared};
+
+/// Requests sent to the owner as one job at most.
+const MAX_BATCH: usize = 512;
+
+/// A response in the connection's ordered queue, with the request bytes it answers (released
+/// once it is written).
+struct Slot {
+    response: Pending,
+    _reservations: Vec<Reservation>,
+}
+
+enum Pending {
+    Ready(Bytes),
+    Wait(oneshot::Receiver<Reply>),
+}
+
+/// A connection's settings.
+pub struct Connection {
+    peer: SocketAddr,
+    peer_ip: Arc<str>,
+    shared: Arc<Shared>,
+    idle: Duration,
+    max_frame: usize,
+    max_inflight: usize,
+}
+
+impl Connection {
+    pub fn new(peer: SocketAddr, shared: Arc<Shared>, opts: &ServeOptions) -> Connection {
+        Connection {
+            peer,
+            peer_ip: Arc::from(peer.ip().to_string()),
+            shared,
+            idle: Duration::from_millis(opts.server.connections_max_idle_ms.max(1) as u64),
+            max_frame: opts.server.socket_request_max_bytes.max(0) as usize,
+            max_inflight: opts.max_inflight_per_connection.max(1),
+        }
+    }
+
+    /// Serve the connection until the peer closes it, it idles out, a frame is bad, or shutdown.
+    pub async fn run(self, stream: TcpStream, mut shutdown: watch::Receiver<bool>) {
+        let (rd, wr) = stream.into_split();
+        let mut frames = FrameReader::new(rd, self.max_frame, self.shared.request_memory.clone());
+        let (slot_tx, slot_rx) = mpsc::channel::<Slot>(self.max_inflight);
+        let writer = tokio::spawn(write_responses(wr, slot_rx));
+        let mut batch = Batch::default();
+        'conn: loop {
+            // Wait for the next frame (the idle timeout applies), then take every complete frame
+            // already buffered: requests for the owner go as one batch.
+            let first = tokio::select! {
+                r = tokio::time::timeout(self.idle, frames.read_frame()) => r,
+                _ = shutdown.changed() => break,
+            };
+            let mut next = match first {
+                Err(_) => {
+                    debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
+                    break;
+                }
+                Ok(r) => r,
+            };
+            loop {
+                let frame = match next {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.closed(e);
+                        break 'conn;
+                    }
+                };
+                let Some(local) = self.dispatch(frame, &mut batch) else {
+                    break 'conn;
+                };
+                if let Some(slot) = local {
+                    // Keep the order: what is batched for the owner goes first.
+                    if !self.submit(&mut batch, &slot_tx).await || slot_tx.send(slot).await.is_err()
+                    {
+                        break 'conn;
+                    }
+                }
+                if batch.items.len() >= MAX_BATCH {
+                    break;
+                }
+                next = match frames.try_frame() {
+                    Ok(Some(f)) => Ok(f),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+            }
+            if !self.submit(&mut batch, &slot_tx).await {
+                break;
+            }
+        }
+        drop(slot_tx);
+        let _ = writer.await;
+    }
+
+    fn closed(&self, e: ReadError) {
+        match e {
+            ReadError::Closed { mid_frame: true } => {
+                debug!(peer = %self.peer, "connection closed mid-frame")
+            }
+            ReadError::Closed { mid_frame: false } => {}
+            ReadError::BadLength { declared, max } => {
+                warn!(peer = %self.peer, size = declared, max, "request frame size invalid or larger than socket.request.max.bytes; closing connection");
+                self.shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// Decode a frame. A request for the owner joins `batch` (`Some(None)`); one answered here
+    /// returns its slot; `None` closes the connection.
+    fn dispatch(&self, frame: Frame, batch: &mut Batch) -> Option<Option<Slot>> {
+        let shared = &self.shared;
+        let streams = shared.streams_enabled;
+        let ready = |h: &Header, resp: Resp, reservation: Reservation| match wire::encode_response(
+            h, &resp,
+        ) {
+            Ok(b) => Some(Some(Slot {
+                response: Pending::Ready(b),
+                _reservations: vec![reservation],
+            })),
+            Err(e) => {
+                error!(
+                    key = h.api_key,
+                    version = h.api_version,
+                    "cannot encode response: {e}"
+                );
+                None
+            }
+        };
+        match wire::decode_frame(frame.body, streams) {
+            Decoded::Close(reason) => {
+                warn!(peer = %self.peer, "closing connection: {reason}");
+                shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
+                None
+            }
+            Decoded::ApiVersionsUnsupported(h) => Some(Some(Slot {
+                response: Pending::Ready(wire::api_versions_unsupported_frame(
+                    h.correlation_id,
+                    streams,
+                )),
+                _reservations: vec![frame.reservation],
+            })),
+            Decoded::Request(h, Req::ApiVersions(_)) => {
+                let r = wire::api_versions_response(0, h.api_version, streams);
+                ready(
+                    &h,
+                    Resp::Kafka(ResponseKind::ApiVersions(r)),
+                    frame.reservation,
+                )
+            }
+            Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r))) => {
+                let resp = kafka::find_coordinator(&shared.host, shared.port, h.api_version, &r);
+                ready(
+                    &h,
+                    Resp::Kafka(ResponseKind::FindCoordinator(resp)),
+                    frame.reservation,
+                )
+            }
+            Decoded::Request(h, Req::Kafka(RequestKind::Fetch(r))) => {
+                // data_plane: an empty answer is held back and the fetch asked again until
+                // max_wait_ms (capped at 500 ms) has passed, like a broker's fetch purgatory.
+                let (tx, rx) = oneshot::channel();
+                tokio::spawn(long_poll_fetch(
+                    shared.clone(),
+                    h,
+                    self.peer_ip.clone(),
+                    r,
+                    tx,
+                ));
+                Some(Some(Slot {
+                    response: Pending::Wait(rx),
+                    _reservations: vec![frame.reservation],
+                }))
+            }
+            Decoded::Request(h, req) => {
+                batch.items.push((h, req));
+                batch.reservations.push(frame.reservation);
+                Some(None)
+            }
+        }
+    }
+
+    /// Send the batch (if any) to the owner and queue its response slot.
+    async fn submit(&self, batch: &mut Batch, slot_tx: &mpsc::Sender<Slot>) -> bool {
+        if batch.items.is_empty() {
+            return true;
+        }
+        let Batch {
+            items,
+            reservations,
+        } = std::mem::take(batch);
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            items,
+            peer: self.peer_ip.clone(),
+            reply: tx,
+        };
+        if self.shared.owner.send(job).await.is_err() {
+            return false;
+        }
+        slot_tx
+            .send(Slot {
+                response: Pending::Wait(rx),
+                _reservations: reservations,
+            })
+            .await
+            .is_ok()
+    }
+}
+
+/// Requests for the owner, collected from the frames received so far.
+#[derive(Default)]
+struct Batch {
+    items: Vec<(Header, Req)>,
+    reservations: Vec<Reservation>,
+}
+
+/// The write side: slots in order; flush when nothing else is queued. The output buffer is
+/// allocated while there is something to write and dropped when the connection goes idle.
+async fn write_responses(mut wr: OwnedWriteHalf, mut slots: mpsc::Receiver<Slot>) {
+    let mut out = BytesMut::new();
+    while let Some(slot) = slots.recv().await {
+        match slot.response {
+            Pending::Ready(b) => out.extend_from_slice(&b),
+            Pending::Wait(rx) => {
+                if slots.is_empty() && !flush(&mut wr, &mut out).await {
+                    // Nothing else queued: push out what we have before waiting.
+                    return;
+                }
+                let Ok(reply) = rx.await else { return };
+                for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
+                    if let Err(e) = wire::encode_response_into(h, resp, &mut out) {
+                        error!(
+                            key = h.api_key,
+                            version = h.api_version,
+                            "cannot encode response: {e}"
+                        );
+                        let _ = flush(&mut wr, &mut out).await;
+                        return;
+                    }
+                }
+            }
+        }
+        // The request (and its reservation) is freed here, once its response is queued.
+        drop(slot._reservations);
+        if (slots.is_empty() || out.len() >= 64 * 1024) && !flush(&mut wr, &mut out).await {
+            return;
+        }
+    }
+    let _ = flush(&mut wr, &mut out).await;
+}
+
+async fn flush(wr: &mut OwnedWriteHalf, out: &mut BytesMut) -> bool {
+    if !out.is_empty() && wr.write_all(out).await.is_err() {
+        return false;
+    }
+    out.clear();
+    if out.capacity() > IDLE_BUFFER {
+        *out = BytesMut::new();
+    }
+    true
+}
+
+/// Fetch through the owner (data_plane), polling every 20 ms while the answer is empty and
+/// `max_wait_ms` (capped at 500 ms) has not passed.
+async fn long_poll_fetch(
+    shared: Arc<Shared>,
+    h: Header,
+    peer: Arc<str>,
+    r: kafka_protocol::messages::FetchRequest,
+    out: oneshot::Sender<Reply>,
+) {
+    let poll = Duration::from_millis(20);
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
+    loop {
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            items: vec![(h.clone(), Req::Kafka(RequestKind::Fetch(r.clone())))],
+            peer: peer.clone(),
+            reply: tx,
+        };
+        if shared.owner.send(job).await.is_err() {
+            return;
+        }
+        let Ok(reply) = rx.await else { return };
+        let empty = match reply.resps.first() {
+            Some(Resp::Kafka(ResponseKind::Fetch(f))) => data_plane::fetch_is_empty(f),
+            _ => false,
+        };
+        if !empty || tokio::time::Instant::now() + poll >= deadline {
+            let _ = out.send(reply);
+            return;
+        }
+        tokio::time::sleep(poll).await;
+    }
+}

@@ -1,0 +1,235 @@
+//! The owner of the core: the only place the coordinator and the topic registry live. It runs on
+//! a thread of its own (a current-thread runtime), so it never competes with connection tasks for
+//! a worker. It takes batches of requests, runs them through the pure
+//! [`State::handle`](super::kafka::State::handle), hands the log entries with the replies that
+//! depend on them to the commit path, fires the coordinator's timers when they are due and keeps
+//! the live view for the web side.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{debug, error};
+
+use crate::records::Record;
+
+use super::commit::{CommitGone, Committer};
+use super::kafka::State;
+use super::storage::log::LogEntry;
+use super::web::{LiveSnapshot, LiveView};
+use super::wire::{Header, Req};
+use super::{Shared, now_ms};
+
+/// Requests of one connection for the owner.
+pub struct Job {
+    /// Answered together, in this order.
+    pub items: Vec<(Header, Req)>,
+    pub peer: Arc<str>,
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// The answer to a [`Job`]: its requests come back too, so that they are dropped (freed) by the
+/// connection task rather than by the owner.
+pub struct Reply {
+    pub items: Vec<(Header, Req)>,
+    pub resps: Vec<super::wire::Resp>,
+}
+
+/// Jobs taken per batch at most.
+const MAX_BATCH: usize = 1024;
+/// The live view is published at most this often.
+const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+
+/// The owner task and everything it owns.
+pub struct Owner {
+    pub state: State,
+    pub jobs: mpsc::Receiver<Job>,
+    pub live_requests: mpsc::Receiver<oneshot::Sender<Arc<LiveSnapshot>>>,
+    pub committer: Committer,
+    pub shared: Arc<Shared>,
+    pub shutdown: watch::Receiver<bool>,
+    /// How long to keep looking for new work after a batch before parking.
+    pub spin: Duration,
+    /// Test fault injection (see [`super::ServeOptions::panic_owner_on_client_id`]).
+    pub panic_on_client_id: Option<String>,
+}
+
+impl Owner {
+    /// Run on a thread of its own. The thread ends on shutdown, when the commit path failed, or
+    /// by panicking; the server watches for all three.
+    pub fn spawn(self) -> std::io::Result<JoinHandle<()>> {
+        std::thread::Builder::new()
+            .name("groupcoord-owner".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("owner runtime");
+                if rt.block_on(self.run()).is_err() {
+                    error!("commit thread gone; owner stopped");
+                }
+            })
+    }
+
+    /// The loop. Dropping `self` at the end closes the commit channel: the commit thread drains,
+    /// fsyncs and ends.
+    pub async fn run(mut self) -> Result<(), CommitGone> {
+        let mut live = LiveView::new();
+        let mut jobs = Vec::with_capacity(MAX_BATCH);
+        let mut last_publish = Instant::now();
+        loop {
+            // Busy: take what arrived while the last batch ran, spinning (and yielding the core)
+            // up to `spin` before parking: under load a park/unpark round trip through the
+            // runtime costs more than the wait, and it adds to every heartbeat's latency. Timers
+            // and the live view are served here too, so a busy owner never starves them.
+            let spin_until = Instant::now() + self.spin;
+            loop {
+                match self.jobs.try_recv() {
+                    Ok(job) => {
+                        jobs.push(job);
+                        while jobs.len() < MAX_BATCH {
+                            match self.jobs.try_recv() {
+                                Ok(j) => jobs.push(j),
+                                Err(_) => break,
+                            }
+                        }
+                        break;
+                    }
+                    Err(mpsc::error::TryRecvError::Empty)
+                        if Instant::now() < spin_until
+                            && !self.shutdown.has_changed().unwrap_or(true) =>
+                    {
+                        std::thread::yield_now();
+                    }
+                    Err(_) => break,
+                }
+            }
+            if !jobs.is_empty() {
+                self.process(&mut jobs, &mut live)?;
+                if self
+                    .state
+                    .coord
+                    .next_deadline()
+                    .is_some_and(|t| t <= now_ms())
+                {
+                    self.fire(&mut live)?;
+                }
+                while let Ok(asker) = self.live_requests.try_recv() {
+                    let _ = asker.send(self.publish(&mut live, &mut last_publish));
+                }
+                if self.should_publish(&live) && last_publish.elapsed() >= PUBLISH_EVERY {
+                    self.publish(&mut live, &mut last_publish);
+                }
+                if *self.shutdown.borrow() {
+                    break;
+                }
+                continue;
+            }
+            let timer = self.state.coord.next_deadline();
+            let wake = timer.map(|t| {
+                let d = (t.0 - now_ms().0).max(0) as u64;
+                tokio::time::Instant::now() + Duration::from_millis(d)
+            });
+            let publish_at = self
+                .should_publish(&live)
+                .then(|| tokio::time::Instant::from_std(last_publish + PUBLISH_EVERY));
+            tokio::select! {
+                n = self.jobs.recv_many(&mut jobs, MAX_BATCH) => {
+                    if n == 0 { break; }
+                    self.process(&mut jobs, &mut live)?;
+                }
+                Some(asker) = self.live_requests.recv() => {
+                    let _ = asker.send(self.publish(&mut live, &mut last_publish));
+                }
+                _ = async { tokio::time::sleep_until(wake.unwrap()).await }, if wake.is_some() => {
+                    self.fire(&mut live)?;
+                }
+                _ = async { tokio::time::sleep_until(publish_at.unwrap()).await }, if publish_at.is_some() => {
+                    self.publish(&mut live, &mut last_publish);
+                }
+                _ = self.shutdown.changed() => break,
+            }
+        }
+        // Queued requests are dropped: their connections are closing.
+        debug!("owner stopped");
+        Ok(())
+    }
+
+    /// Run a batch of jobs through the pure handler and hand the result to the commit path.
+    fn process(&mut self, jobs: &mut Vec<Job>, live: &mut LiveView) -> Result<(), CommitGone> {
+        let now = now_ms();
+        let mut entries = Vec::new();
+        let mut replies = Vec::with_capacity(jobs.len());
+        for job in jobs.drain(..) {
+            let mut resps = Vec::with_capacity(job.items.len());
+            for (header, req) in &job.items {
+                if let Some(id) = &self.panic_on_client_id
+                    && header.client_id.as_ref() == Some(id)
+                {
+                    panic!("fault injection: request from client id `{id}`");
+                }
+                if let Req::Heartbeat(r) = req {
+                    // Heartbeats change soft state (task offsets, endpoints) the view shows.
+                    live.group_changed(&r.group_id);
+                }
+                let h = self.state.handle(now, header, &job.peer, req);
+                entries.extend(h.entries);
+                resps.push(h.resp);
+            }
+            replies.push((
+                job.reply,
+                Reply {
+                    items: job.items,
+                    resps,
+                },
+            ));
+        }
+        let counters = std::mem::take(&mut self.state.counters);
+        let metrics = &self.shared.metrics;
+        metrics.heartbeats.fetch_add(counters.heartbeats, Relaxed);
+        metrics.requests.fetch_add(counters.requests, Relaxed);
+        self.note(&entries, live);
+        self.committer.submit(entries, replies)
+    }
+
+    fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
+        let entries = self.state.fire_timers(now_ms());
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.note(&entries, live);
+        self.committer.submit(entries, Vec::new())
+    }
+
+    /// Count rebalances and tell the live view which groups changed.
+    fn note(&self, entries: &[LogEntry], live: &mut LiveView) {
+        let mut rebalances = 0;
+        for e in entries {
+            if let LogEntry::Records(rs) = e {
+                rebalances += rs
+                    .iter()
+                    .filter(|r| matches!(r, Record::GroupMetadata { value: Some(_), .. }))
+                    .count() as u64;
+            }
+            live.note(e);
+        }
+        self.shared
+            .metrics
+            .rebalances
+            .fetch_add(rebalances, Relaxed);
+    }
+
+    /// Something changed and someone is watching (an SSE subscriber).
+    fn should_publish(&self, live: &LiveView) -> bool {
+        live.has_changes() && self.shared.live.receiver_count() > 0
+    }
+
+    fn publish(&self, live: &mut LiveView, last: &mut Instant) -> Arc<LiveSnapshot> {
+        let snap = live.snapshot(&self.state, &self.shared.metrics);
+        self.shared.live.send_replace(snap.clone());
+        *last = Instant::now();
+        snap
+    }
+}

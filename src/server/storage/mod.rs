@@ -1,0 +1,49 @@
+//! Storage: the durable log of coordinator records and topic changes ([`log`]), and the
+//! recovery that replays it into the owner's state at start-up.
+
+pub mod log;
+
+use std::path::Path;
+use std::time::Instant;
+
+use tracing::{info, warn};
+
+use self::log::{LoadError, Log, LogEntry};
+use super::kafka::State;
+
+/// Open the log in `dir`, replay it into `state` and arm the coordinator's timers, as Kafka does
+/// when it loads a coordinator partition.
+pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log, LoadError> {
+    let t0 = Instant::now();
+    let (log, report) = Log::open(dir, snapshot_bytes, |entry| match entry {
+        LogEntry::Records(rs) => {
+            for r in rs {
+                state
+                    .coord
+                    .replay(r)
+                    .map_err(|e| format!("{} ({e})", r.summary()))?;
+            }
+            Ok(())
+        }
+        LogEntry::Topics(ts) => {
+            state.apply_topics(ts);
+            Ok(())
+        }
+    })?;
+    if let Some((path, offset, dropped, reason)) = &report.truncated {
+        warn!(file = %path.display(), offset, dropped, reason = %reason, "torn log tail truncated");
+    }
+    info!(
+        snapshot = ?report.snapshot,
+        segments = report.segments,
+        batches = report.batches,
+        records = report.records,
+        bytes = report.bytes,
+        groups = state.coord.group_ids().len(),
+        topics = state.topics.len(),
+        ms = t0.elapsed().as_millis() as u64,
+        "log replayed"
+    );
+    state.coord.on_loaded(super::now_ms());
+    Ok(log)
+}

@@ -1,0 +1,147 @@
+//! The web side: static files and the live view over HTTP ([`http`]), Prometheus [`metrics`],
+//! and the live view itself ([`LiveView`]), which the owner keeps.
+//!
+//! Describing a group costs as much as a DescribeGroups request, so the live view is computed
+//! only when someone is watching (an SSE subscriber, or an `/api/groups` or `/metrics` request),
+//! and then only for the groups that changed since the last time: with 100,000 groups and nobody
+//! watching, a state change costs the view one set insertion.
+
+pub mod http;
+pub mod metrics;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use serde::{Serialize, Serializer};
+
+use crate::protocol::{DescribedGroup, StreamsGroupDescribeRequest};
+
+use self::metrics::Metrics;
+use super::kafka::State;
+use super::now_ms;
+use super::storage::log::LogEntry;
+
+/// One group in the live view.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveGroup {
+    pub group_id: String,
+    pub group_state: String,
+    pub group_type: String,
+    pub describe: DescribedGroup,
+}
+
+/// The live view pushed to `/api/events` and served by `/api/groups`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveSnapshot {
+    pub seq: u64,
+    pub time_ms: i64,
+    pub topics: BTreeMap<String, i32>,
+    /// Shared with the owner's cache: publishing does not copy unchanged groups.
+    #[serde(serialize_with = "shared_groups")]
+    pub groups: Vec<Arc<LiveGroup>>,
+}
+
+fn shared_groups<S: Serializer>(groups: &[Arc<LiveGroup>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(groups.iter().map(|g| &**g))
+}
+
+/// The owner's cache of described groups and what changed since it was last brought up to date.
+#[derive(Debug)]
+pub struct LiveView {
+    seq: u64,
+    groups: BTreeMap<String, Arc<LiveGroup>>,
+    changed: BTreeSet<String>,
+    /// Everything may have changed (at start, or the topics changed: the topology of every
+    /// group is described against them).
+    all_changed: bool,
+    last: Option<Arc<LiveSnapshot>>,
+}
+
+impl Default for LiveView {
+    fn default() -> Self {
+        LiveView::new()
+    }
+}
+
+impl LiveView {
+    pub fn new() -> LiveView {
+        LiveView {
+            seq: 0,
+            groups: BTreeMap::new(),
+            changed: BTreeSet::new(),
+            all_changed: true,
+            last: None,
+        }
+    }
+
+    /// Take note of a log entry the owner produced.
+    pub fn note(&mut self, entry: &LogEntry) {
+        match entry {
+            LogEntry::Records(rs) => rs.iter().for_each(|r| self.group_changed(r.group_id())),
+            LogEntry::Topics(_) => self.all_changed = true,
+        }
+    }
+
+    /// Something about this group changed.
+    pub fn group_changed(&mut self, group_id: &str) {
+        if !self.all_changed && !self.changed.contains(group_id) {
+            self.changed.insert(group_id.to_string());
+        }
+    }
+
+    pub fn has_changes(&self) -> bool {
+        self.all_changed || !self.changed.is_empty() || self.last.is_none()
+    }
+
+    /// The view, brought up to date by describing only the groups that changed.
+    pub fn snapshot(&mut self, state: &State, metrics: &Metrics) -> Arc<LiveSnapshot> {
+        if let Some(last) = &self.last
+            && !self.all_changed
+            && self.changed.is_empty()
+        {
+            return last.clone();
+        }
+        let ids: Vec<String> = if self.all_changed {
+            self.groups.clear();
+            state.coord.group_ids()
+        } else {
+            std::mem::take(&mut self.changed).into_iter().collect()
+        };
+        self.all_changed = false;
+        self.changed.clear();
+        metrics
+            .live_groups_described
+            .fetch_add(ids.len() as u64, Relaxed);
+        let described = state.coord.streams_group_describe(
+            &StreamsGroupDescribeRequest {
+                group_ids: ids,
+                ..Default::default()
+            },
+            1,
+        );
+        for d in described.groups {
+            if d.error_code != 0 {
+                // Deleted (or only committed offsets, which the view does not show).
+                self.groups.remove(&d.group_id);
+                continue;
+            }
+            let g = LiveGroup {
+                group_id: d.group_id.clone(),
+                group_state: d.group_state.clone(),
+                group_type: "streams".to_string(),
+                describe: d,
+            };
+            self.groups.insert(g.group_id.clone(), Arc::new(g));
+        }
+        self.seq += 1;
+        let snap = Arc::new(LiveSnapshot {
+            seq: self.seq,
+            time_ms: now_ms().0,
+            topics: state.topics.clone(),
+            groups: self.groups.values().cloned().collect(),
+        });
+        self.last = Some(snap.clone());
+        snap
+    }
+}
