@@ -9,6 +9,7 @@ use kafka_protocol::messages::api_versions_response::{
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
+use crate::coordinator::classic::RequestToken;
 use crate::protocol::{
     StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
     StreamsGroupHeartbeatResponse,
@@ -63,6 +64,10 @@ kafka_enums! {
     OffsetCommit(OffsetCommitRequest, OffsetCommitResponse) = 8,
     OffsetFetch(OffsetFetchRequest, OffsetFetchResponse) = 9,
     FindCoordinator(FindCoordinatorRequest, FindCoordinatorResponse) = 10,
+    JoinGroup(JoinGroupRequest, JoinGroupResponse) = 11,
+    Heartbeat(HeartbeatRequest, HeartbeatResponse) = 12,
+    LeaveGroup(LeaveGroupRequest, LeaveGroupResponse) = 13,
+    SyncGroup(SyncGroupRequest, SyncGroupResponse) = 14,
     DescribeGroups(DescribeGroupsRequest, DescribeGroupsResponse) = 15,
     ListGroups(ListGroupsRequest, ListGroupsResponse) = 16,
     CreateTopics(CreateTopicsRequest, CreateTopicsResponse) = 19,
@@ -71,6 +76,7 @@ kafka_enums! {
     InitProducerId(InitProducerIdRequest, InitProducerIdResponse) = 22,
     OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) = 23,
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse) = 42,
+    OffsetDelete(OffsetDeleteRequest, OffsetDeleteResponse) = 47,
 }
 
 pub const HEARTBEAT_KEY: i16 = 88;
@@ -87,6 +93,10 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (8, 2, 9),  // OffsetCommit
     (9, 1, 9),  // OffsetFetch
     (10, 0, 6), // FindCoordinator
+    (11, 2, 9), // JoinGroup (v0-1 removed in 4.0, KIP-896)
+    (12, 0, 4), // Heartbeat
+    (13, 0, 5), // LeaveGroup
+    (14, 0, 5), // SyncGroup
     (15, 0, 6), // DescribeGroups
     (16, 0, 5), // ListGroups
     (18, 0, 4), // ApiVersions
@@ -96,6 +106,7 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (22, 0, 5), // InitProducerId (data_plane; idempotent producers only)
     (23, 2, 4), // OffsetForLeaderEpoch (data_plane)
     (42, 0, 2), // DeleteGroups
+    (47, 0, 0), // OffsetDelete
     (HEARTBEAT_KEY, 0, 1),
     (DESCRIBE_KEY, 0, 1),
 ];
@@ -137,6 +148,18 @@ pub enum Resp {
     Kafka(ResponseKind),
     Heartbeat(StreamsGroupHeartbeatResponse),
     Describe(StreamsGroupDescribeResponse),
+    /// A JoinGroup or SyncGroup answered later (completed by another member's request or a
+    /// timer): the owner parks the request under this token until
+    /// [`State::take_answers`](super::kafka::State::take_answers) yields its answer. Never encoded.
+    Deferred(RequestToken),
+}
+
+/// Whether a request's answer may be deferred (JoinGroup and SyncGroup).
+pub fn may_defer(req: &Req) -> bool {
+    matches!(
+        req,
+        Req::Kafka(RequestKind::JoinGroup(_) | RequestKind::SyncGroup(_))
+    )
 }
 
 /// What a frame decodes to.
@@ -313,6 +336,7 @@ pub fn encode_response_into(h: &Header, resp: &Resp, buf: &mut BytesMut) -> Resu
         Resp::Describe(r) => {
             codec88::encode_describe_response(r, h.api_version).map(|b| buf.put_slice(&b))
         }
+        Resp::Deferred(t) => Err(format!("deferred answer {} was never completed", t.0)),
     };
     if let Err(e) = r {
         buf.truncate(start);
