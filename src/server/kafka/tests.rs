@@ -15,9 +15,11 @@ use crate::protocol::{StreamsGroupDescribeRequest, Subtopology, Topology};
 const NOW: Millis = Millis(1_000_000);
 
 fn state() -> State {
-    let mut config = CoordinatorConfig::default();
-    config.initial_rebalance_delay_ms = 0;
-    config.assignment_interval_ms = 0;
+    let config = CoordinatorConfig {
+        initial_rebalance_delay_ms: 0,
+        assignment_interval_ms: 0,
+        ..CoordinatorConfig::default()
+    };
     State::new(Coordinator::new(config), "127.0.0.1".into(), 9092)
 }
 
