@@ -777,4 +777,35 @@ mod tests {
         assert_eq!(c.for_group("my.app").num_standby_replicas, 1);
         assert!(!c.streams_enabled);
     }
+
+    /// docs/classic-protocol.md §C8: Kafka's defaults; only `group.max.size` has a bound.
+    #[test]
+    fn classic_keys() {
+        let c = b(&[]).unwrap().coordinator.classic;
+        assert_eq!(
+            (c.min_session_timeout_ms, c.max_session_timeout_ms),
+            (6_000, 1_800_000)
+        );
+        assert_eq!(
+            (c.initial_rebalance_delay_ms, c.max_size),
+            (3_000, i32::MAX)
+        );
+        let c = b(&[
+            ("group.min.session.timeout.ms", "1000"),
+            ("group.max.session.timeout.ms", "500"),
+            ("group.initial.rebalance.delay.ms", "0"),
+            ("group.max.size", "3"),
+        ])
+        .unwrap()
+        .coordinator
+        .classic;
+        assert_eq!(
+            (c.min_session_timeout_ms, c.max_session_timeout_ms),
+            (1_000, 500)
+        );
+        assert_eq!((c.initial_rebalance_delay_ms, c.max_size), (0, 3));
+        let e = b(&[("group.max.size", "0")]).unwrap_err();
+        assert_eq!(e.key, "group.max.size");
+        assert!(b(&[("group.min.session.timeout.ms", "x")]).is_err());
+    }
 }

@@ -312,6 +312,11 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        // Kafka converts an Empty classic group when a streams member joins
+        // (docs/classic-protocol.md §C6.3); restored if the heartbeat fails.
+        let converted = (req.member_epoch == JOIN_EPOCH)
+            .then(|| self.take_empty_classic_group(&req.group_id))
+            .flatten();
         let other_type = self
             .groups
             .get(&req.group_id)
@@ -338,6 +343,21 @@ impl Coordinator {
                         self.join_or_heartbeat(now, ctx, req)
                     }
                 })
+        };
+        let result = match (result, converted) {
+            (Ok(mut out), Some(classic)) => {
+                let tombstone = Record::ClassicGroupMetadata {
+                    group_id: classic.group_id,
+                    value: None,
+                };
+                out.records.insert(0, tombstone);
+                Ok(out)
+            }
+            (Err(e), Some(classic)) => {
+                self.groups.insert_classic(classic);
+                Err(e)
+            }
+            (result, None) => result,
         };
         result.unwrap_or_else(|e| Outcome::new(error_response(&e)))
     }
@@ -486,13 +506,6 @@ impl Coordinator {
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
-        if self.groups.classic(&gid).is_some() {
-            // Kafka converts an empty classic group instead; groupcoord does not yet.
-            return Err(ApiError::new(
-                ErrorCode::GROUP_ID_NOT_FOUND,
-                format!("Group {gid} is not a streams group."),
-            ));
-        }
         let cfg = self.config.for_group(&gid);
         let existing = self.groups.streams(&gid);
         let group_existed = existing.is_some();

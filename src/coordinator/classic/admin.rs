@@ -153,6 +153,22 @@ impl Coordinator {
         out
     }
 
+    /// Remove an Empty classic group that a streams join converts (§C6.3); `None` when the id
+    /// holds no Empty classic group. The caller writes its tombstone, or puts it back with
+    /// `GroupRegistry::insert_classic` if the join fails.
+    pub(in crate::coordinator) fn take_empty_classic_group(
+        &mut self,
+        group_id: &str,
+    ) -> Option<ClassicGroup> {
+        if !self.groups.classic(group_id)?.is(ClassicState::Empty) {
+            return None;
+        }
+        match self.groups.remove(group_id) {
+            Some(crate::coordinator::registry::Group::Classic(g)) => Some(g),
+            _ => None,
+        }
+    }
+
     /// Tombstones that delete an empty streams group (a classic JoinGroup converts it), applied.
     pub(super) fn streams_group_tombstones(&mut self, group_id: &str) -> Vec<Record> {
         let records = vec![

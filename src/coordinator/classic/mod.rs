@@ -1,6 +1,6 @@
 //! Classic consumer groups: JoinGroup / SyncGroup / Heartbeat / LeaveGroup (docs/classic-protocol.md).
 //!
-//! # Deferred answers (§C3)
+//! # Deferred answers (§C3.4)
 //!
 //! Kafka answers JoinGroup and SyncGroup late: a JoinGroup waits until every member has rejoined
 //! (or the rebalance timeout), a follower's SyncGroup waits for the leader's. Another member's
