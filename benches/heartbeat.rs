@@ -59,7 +59,7 @@ fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
                 warmup_tasks: Some(vec![]),
                 ..Default::default()
             };
-            c.streams_group_heartbeat(now, &ctx, &join);
+            let _setup = c.streams_group_heartbeat(now, &ctx, &join);
             now = now.plus(1);
         }
     }
@@ -79,7 +79,7 @@ fn setup() -> (Coordinator, Vec<StreamsGroupHeartbeatRequest>, Millis) {
                     warmup_tasks: Some(member.assigned.warmup.to_task_ids()),
                     ..Default::default()
                 };
-                c.streams_group_heartbeat(now, &ctx, &req);
+                let _setup = c.streams_group_heartbeat(now, &ctx, &req);
             }
         }
         now = now.plus(1000);
@@ -109,7 +109,7 @@ fn main() {
         let start = std::time::Instant::now();
         for _ in 0..rounds {
             for r in &steady {
-                black_box(c.streams_group_heartbeat(now, &ctx, r));
+                let _measured = black_box(c.streams_group_heartbeat(now, &ctx, r));
             }
         }
         let n = (rounds * steady.len()) as f64;

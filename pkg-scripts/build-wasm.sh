@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the wasm module and its JS glue into www/pkg/ (recipe: /work/shared/spec/wasm-toolchain.md).
+# Builds the wasm module, its JS glue, its TypeScript types and the npm package.json into www/pkg/.
 # Idempotent: installs the wasm32 target and wasm-bindgen-cli (== the version in Cargo.lock) only
 # when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
 # Default: opt-level 2 for the wasm build (as fast as 3 here and a little smaller) with a smaller
@@ -23,7 +23,9 @@ WBG_VER=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WBG_VER" ]; then
   echo "installing wasm-bindgen-cli $WBG_VER" >&2
   cargo install wasm-bindgen-cli --version "=$WBG_VER" --locked --root "$TOOLS" \
-    || cargo install wasm-bindgen-cli --version "=$WBG_VER" --root "$TOOLS"   # G1: webpki-roots
+    || cargo install wasm-bindgen-cli --version "=$WBG_VER" --root "$TOOLS"
+  # Without --locked as a fallback: the CLI's own Cargo.lock can pin a dependency (webpki-roots)
+  # newer than the registry index offers; unlocked it resolves to versions that build and work.
 fi
 
 # Fat LTO and one codegen unit for the wasm module (smaller than the native profile's thin LTO).
@@ -40,12 +42,46 @@ wasm-bindgen --target web --out-dir www/pkg --remove-producers-section \
   target/wasm32-unknown-unknown/release/groupcoord.wasm
 
 if [ "${WASM_OPT:-1}" != 0 ]; then
-  # binaryen 132 from npm (never Debian's 108: it breaks the externref table, recipe G3).
+  # binaryen 132 from npm. Never Debian's binaryen 108: it points the `__wbindgen_externrefs`
+  # export at the funcref table, and the page then fails in `WebAssembly.Table.set()`.
   if [ ! -x www/node_modules/.bin/wasm-opt ]; then
     (cd www && npm ci --no-audit --no-fund >/dev/null)
   fi
   www/node_modules/.bin/wasm-opt -Oz www/pkg/groupcoord_bg.wasm -o www/pkg/groupcoord_bg.wasm
 fi
+
+# www/pkg is an npm package: ES module + wasm + TypeScript types (the JSON shapes are typed in
+# src/wasm/types.d.ts, which wasm-bindgen copies into groupcoord.d.ts).
+VERSION=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
+cat > www/pkg/package.json <<JSON
+{
+  "name": "groupcoord",
+  "version": "$VERSION",
+  "description": "Kafka's streams group coordinator (KIP-1071) as a deterministic simulation, compiled to WebAssembly",
+  "license": "Apache-2.0",
+  "type": "module",
+  "module": "groupcoord.js",
+  "types": "groupcoord.d.ts",
+  "exports": {
+    ".": {
+      "types": "./groupcoord.d.ts",
+      "default": "./groupcoord.js"
+    },
+    "./groupcoord_bg.wasm": "./groupcoord_bg.wasm",
+    "./package.json": "./package.json"
+  },
+  "files": [
+    "groupcoord.js",
+    "groupcoord.d.ts",
+    "groupcoord_bg.wasm",
+    "groupcoord_bg.wasm.d.ts",
+    "LICENSE"
+  ],
+  "sideEffects": false
+}
+JSON
+cp LICENSE www/pkg/LICENSE
+
 raw=$(wc -c < www/pkg/groupcoord_bg.wasm)
 gz=$(gzip -9c www/pkg/groupcoord_bg.wasm | wc -c)
 echo "www/pkg/groupcoord_bg.wasm: $raw bytes, $gz bytes gzip -9"

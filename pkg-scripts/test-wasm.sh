@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# wasm tests: wasm-bindgen-test in headless Chromium (tests/wasm_browser.rs), then the Playwright
-# e2e test of the explorer (www/e2e.test.mjs; screenshots in test-output/).
-# Installs what is missing (chromium, chromium-driver, wasm32 target, wasm-bindgen-cli) first.
+# wasm tests: `wasm-pack test --headless --chrome` (every test target built for wasm32; the
+# browser tests are tests/wasm_browser.rs, the native-only files compile to nothing), the npm
+# package www/pkg imported from Node (www/pkg.test.mjs), then the Playwright e2e test of the
+# explorer (www/e2e.test.mjs; screenshots in test-output/).
+# Installs what is missing (chromium, chromium-driver, wasm32 target, wasm-bindgen-cli, wasm-pack)
+# first; nothing is downloaded from outside the package registries (the system chromedriver is
+# used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive CARGO_TERM_COLOR=never
@@ -19,10 +23,21 @@ fi
 # Build www/pkg (also installs the wasm32 target and wasm-bindgen-cli == Cargo.lock's version).
 ./pkg-scripts/build-wasm.sh
 
-# Browser tests of the wasm API. No -q: the runner rejects --quiet (recipe G6).
+# wasm-pack from crates.io, pinned; it finds wasm-bindgen (installed above, == Cargo.lock's) on
+# PATH and the system chromedriver through CHROMEDRIVER, so it downloads nothing.
+WASM_PACK_VER=0.15.1
+if [ "$(wasm-pack --version 2>/dev/null || true)" != "wasm-pack $WASM_PACK_VER" ]; then
+  echo "installing wasm-pack $WASM_PACK_VER" >&2
+  cargo install wasm-pack --locked --version "=$WASM_PACK_VER" --root "$TOOLS"
+fi
+
+# Browser tests of the wasm API (webdriver.json in the crate root configures Chromium).
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/webdriver.json"
-cargo test --locked --target wasm32-unknown-unknown --test wasm_browser
+wasm-pack test --headless --chrome --chromedriver "$CHROMEDRIVER"
+
+# The npm package, imported from Node.
+node --test www/pkg.test.mjs
 
 # Playwright e2e against the page.
 (cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs)

@@ -30,6 +30,10 @@ pub struct CoordinatorConfig {
     pub num_warmup_replicas: i32,
     pub max_warmup_replicas: i32,
     pub acceptable_recovery_lag: i64,
+    /// `offset.metadata.max.bytes`: the longest offset commit metadata accepted, counted as Kafka
+    /// counts it (in UTF-16 code units of the Java string).
+    #[serde(default = "default_offset_metadata_max_bytes")]
+    pub offset_metadata_max_bytes: i32,
     /// `group.coordinator.rebalance.protocols` contains `streams`.
     pub streams_enabled: bool,
     /// Group-level overrides (`streams.*` keys), by group id.
@@ -92,11 +96,16 @@ impl Default for CoordinatorConfig {
             num_warmup_replicas: 2,
             max_warmup_replicas: 20,
             acceptable_recovery_lag: 10_000,
+            offset_metadata_max_bytes: default_offset_metadata_max_bytes(),
             streams_enabled: true,
             group_overrides: BTreeMap::new(),
             classic: ClassicConfig::default(),
         }
     }
+}
+
+fn default_offset_metadata_max_bytes() -> i32 {
+    4096
 }
 
 /// Group-level overrides (`GroupConfig`); `None` = use the broker value.

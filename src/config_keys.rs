@@ -84,7 +84,8 @@ pub struct ParsedConfig {
     pub server: ServerKeys,
 }
 
-/// The broker keys of spec §7 (plus `group.coordinator.rebalance.protocols`).
+/// The broker keys of spec §7 (plus `group.coordinator.rebalance.protocols` and
+/// `offset.metadata.max.bytes`).
 pub const COORDINATOR_KEYS: &[&str] = &[
     "group.streams.session.timeout.ms",
     "group.streams.min.session.timeout.ms",
@@ -113,6 +114,7 @@ pub const COORDINATOR_KEYS: &[&str] = &[
     "group.max.session.timeout.ms",
     "group.initial.rebalance.delay.ms",
     "group.max.size",
+    "offset.metadata.max.bytes",
 ];
 
 /// Socket-server keys.
@@ -379,6 +381,8 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 }
                 c.streams_enabled = list.iter().any(|p| p == "streams");
             }
+            // Kafka defines it with no validator: any int (a negative one refuses all metadata).
+            "offset.metadata.max.bytes" => c.offset_metadata_max_bytes = parse_int(k, v)?,
             "socket.request.max.bytes" => {
                 s.socket_request_max_bytes = at_least(k, parse_int(k, v)?, 1)?
             }
@@ -664,8 +668,11 @@ mod tests {
             ("group.streams.rack.aware.assignment.tags", "zone,rack"),
             ("group.streams.acceptable.recovery.lag", "123456789012"),
             ("socket.request.max.bytes", "1000"),
+            ("offset.metadata.max.bytes", "-1"),
         ])
         .unwrap();
+        assert_eq!(c.coordinator.offset_metadata_max_bytes, -1);
+        assert_eq!(b(&[]).unwrap().coordinator.offset_metadata_max_bytes, 4096);
         assert_eq!(c.coordinator.session_timeout_ms, 50_000);
         assert_eq!(c.coordinator.num_standby_replicas, 1);
         assert_eq!(c.coordinator.assignors, vec!["sticky", "mock"]);
@@ -681,6 +688,10 @@ mod tests {
     fn errors_name_the_key() {
         let cases: &[(&[(&str, &str)], &str)] = &[
             (&[("no.such.key", "1")], "no.such.key"),
+            (
+                &[("offset.metadata.max.bytes", "4k")],
+                "offset.metadata.max.bytes",
+            ),
             (
                 &[("group.streams.session.timeout.ms", "abc")],
                 "group.streams.session.timeout.ms",

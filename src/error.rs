@@ -14,6 +14,7 @@ impl ErrorCode {
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
+    pub const OFFSET_METADATA_TOO_LARGE: ErrorCode = ErrorCode(12);
     pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
     pub const COORDINATOR_NOT_AVAILABLE: ErrorCode = ErrorCode(15);
     pub const NOT_COORDINATOR: ErrorCode = ErrorCode(16);
@@ -54,6 +55,7 @@ impl ErrorCode {
             -1 => "UNKNOWN_SERVER_ERROR",
             2 => "CORRUPT_MESSAGE",
             3 => "UNKNOWN_TOPIC_OR_PARTITION",
+            12 => "OFFSET_METADATA_TOO_LARGE",
             14 => "COORDINATOR_LOAD_IN_PROGRESS",
             15 => "COORDINATOR_NOT_AVAILABLE",
             16 => "NOT_COORDINATOR",

@@ -1,6 +1,9 @@
 //! Property tests of the `sticky` assignor (spec §5.3 plus the rules in its module docs):
 //! exactly-once actives, standby placement, balance, stickiness, minimum movement, determinism,
 //! rack diversity and warm-ups, on random groups of up to 200 members and 2,000 tasks.
+// Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
+// API has its browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, BTreeSet};
 

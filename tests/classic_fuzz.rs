@@ -279,7 +279,7 @@ impl World {
                         .replay(r)
                         .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 }
-                fresh.on_loaded(self.now);
+                let _timers = fresh.on_loaded(self.now);
                 self.coord = fresh;
                 // Requests in flight died with the old coordinator.
                 self.in_flight.clear();

@@ -2,6 +2,9 @@
 //!
 //! Golden vectors are written by hand from the Kafka 4.4 JSON schemas (field by field, see the
 //! comments), not produced by the codec, so a layout mistake fails them.
+// Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
+// API has its browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use groupcoord::protocol::*;
 use proptest::prelude::*;

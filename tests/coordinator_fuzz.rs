@@ -1,6 +1,9 @@
 //! Random operation sequences against the coordinator: no input panics it, a rejected request
 //! changes no persistent state, and replaying the records rebuilds an identical coordinator
 //! (spec §6). Shrinks to a minimal failing sequence.
+// Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
+// API has its browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use groupcoord::config::CoordinatorConfig;
 use groupcoord::coordinator::{Coordinator, RequestContext};
@@ -184,7 +187,8 @@ proptest! {
                 }
                 Op::Restart => {
                     let mut fresh = replayed(&config, &meta, &log);
-                    fresh.on_loaded(now);
+                    let rearmed = fresh.on_loaded(now);
+                    prop_assert_eq!(rearmed.len(), fresh.timer_keys().len(), "every armed timer is reported");
                     c = fresh;
                 }
             }

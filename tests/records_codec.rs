@@ -1,5 +1,8 @@
 //! The coordinator record codec against hand-built Kafka bytes (spec §6), round trips of every
 //! record type, and hostile input.
+// Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
+// API has its browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 

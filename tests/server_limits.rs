@@ -363,7 +363,8 @@ fn out_of_file_descriptors_backs_off_and_recovers() {
     );
     drop(flood);
     // Descriptors are free again: a new client is served.
-    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    let mut c = std::net::TcpStream::connect(addr)
+        .unwrap_or_else(|e| panic!("{e}; server log: {:?}", log.lock().unwrap()));
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let frame = groupcoord::server::tools::client::raw_frame(18, 0, 1, Some("t"), &[]);
     c.write_all(&frame).unwrap();
@@ -373,4 +374,25 @@ fn out_of_file_descriptors_backs_off_and_recovers() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(dir);
     assert!(served, "served after descriptors were freed");
+}
+
+/// Issue 10: a failed commit (here: the snapshot cannot be written) stops the server with the
+/// error, returned to the caller instead of exiting the process; nothing is acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_stops_the_server_with_the_error() {
+    let mut o = options("limits-commit");
+    o.snapshot_bytes = 1;
+    // A directory where the snapshot's temporary file must go: creating it fails.
+    std::fs::create_dir_all(o.data_dir.join("snapshot-00000000000000000001.snap.tmp")).unwrap();
+    let mut srv = start(o).await.unwrap();
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    let answered = c.heartbeat(0, &join("g")).await;
+    assert!(answered.is_err(), "not acknowledged: {answered:?}");
+    let stopped = tokio::time::timeout(Duration::from_secs(5), srv.wait())
+        .await
+        .expect("the server stops by itself");
+    match stopped {
+        Err(ServerError::Commit(e)) => assert!(e.0.contains("snapshot"), "{e}"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -6,6 +6,9 @@
 //! * A failing seed prints its repro command:
 //!   `GROUPCOORD_SEED=<n> cargo test --test simulation -- --exact seed_repro --nocapture`
 //! * Long soak: `GROUPCOORD_SEEDS=100000 cargo test --release --test simulation -- --ignored soak`
+// Native only: plain `#[test]`s do not run under wasm-bindgen-test; the wasm API has its
+// browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::time::Instant;
 

@@ -1,4 +1,7 @@
 //! Topic configuration (spec §3.7), metadata hash (§3.8) and endpoint partitions (§3.12).
+// Native only: plain `#[test]`s (and proptest) do not run under wasm-bindgen-test; the wasm
+// API has its browser tests in tests/wasm_browser.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -791,7 +794,6 @@ fn partitions_for_tasks_degrades_gracefully() {
 // ---------------------------------------------------------------------------------------------
 // Never panics
 
-#[cfg(not(target_arch = "wasm32"))]
 mod props {
     use super::*;
     use proptest::prelude::*;

@@ -1,5 +1,5 @@
 // Protocol terms shown as tooltips (hover any dotted-underlined word).
-// `kip` names the KIP-1071 section, `spec` the section of shared/spec/streams-group-protocol.md.
+// `kip` names the KIP-1071 section, `spec` the section of the project's notes, docs/protocol.md.
 export const GLOSSARY = {
   'group-epoch': { t: 'Group epoch', kip: 'Streams Group → Group Epoch', spec: '§2.3',
     d: 'Version of the group\'s membership and metadata. Bumped when a member joins, leaves or is fenced, when its topology, process, rack or client tags change, when topic metadata changes, or when a warm-up task caught up. A higher group epoch than assignment epoch means a new target assignment must be computed.' },

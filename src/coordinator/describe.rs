@@ -6,7 +6,7 @@ use super::group::{GroupState, StreamsGroup, StreamsMember};
 use super::target::{self, TargetRequest};
 use super::{Coordinator, Outcome, TimerKey};
 use crate::assignor::AssignmentConfigs;
-use crate::error::ErrorCode;
+use crate::error::{ApiError, ErrorCode};
 use crate::protocol::{
     Assignment, DescribedGroup, DescribedMember, DescribedSubtopology, DescribedTopology, Endpoint,
     KeyValue, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, TaskOffset, TopicInfo,
@@ -22,6 +22,10 @@ fn classic_state_matches(filter: &str, state: &str) -> bool {
     let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "");
     norm(filter) == norm(state)
 }
+
+/// Kafka's coordinator runtime re-runs a failed timer operation scheduled with retry (session
+/// and rebalance timeouts) after this backoff.
+const TIMER_RETRY_BACKOFF_MS: i64 = 500;
 
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,7 +322,7 @@ impl Coordinator {
         let mut out = Outcome::new(Vec::new());
         for id in group_ids {
             let classic = self.classic_delete_check(id);
-            let code = match self.groups.streams(id) {
+            let mut code = match self.groups.streams(id) {
                 None if classic.is_some() => classic.unwrap_or(ErrorCode::NONE),
                 None if self.offsets.contains_key(id) => ErrorCode::NONE,
                 None => ErrorCode::GROUP_ID_NOT_FOUND,
@@ -358,61 +362,78 @@ impl Coordinator {
                         value: None,
                     });
                 }
-                self.apply(&records);
-                self.timer_cancel(
-                    &mut timers,
-                    &TimerKey::InitialRebalance {
-                        group_id: id.clone(),
-                    },
-                );
-                out.timers.extend(timers);
-                out.records.extend(records);
+                match self.apply(&records) {
+                    Ok(()) => {
+                        let mut timers = Vec::new();
+                        self.timer_cancel(
+                            &mut timers,
+                            &TimerKey::InitialRebalance {
+                                group_id: id.clone(),
+                            },
+                        );
+                        out.timers.extend(timers);
+                        out.records.extend(records);
+                    }
+                    Err(e) => code = e.code,
+                }
             }
             out.response.push((id.clone(), code));
         }
         out
     }
 
-    /// Fire one due timer (spec §3.13).
+    /// Fire one due timer (spec §3.13). A session or rebalance timeout whose fencing cannot be
+    /// applied changes nothing and is re-armed after Kafka's timer retry backoff; a failed
+    /// delayed assignment is not retried (Kafka schedules it without retry either).
     pub(super) fn fire(&mut self, now: Millis, key: TimerKey, tag: i32) -> Outcome<()> {
-        match key {
+        let fenced = match &key {
             TimerKey::SessionTimeout {
                 group_id,
                 member_id,
-            } => self.fence_member(&group_id, &member_id),
+            } => self.fence_member(group_id, member_id),
             TimerKey::RebalanceTimeout {
                 group_id,
                 member_id,
             } => {
                 let epoch = self
                     .groups
-                    .streams(&group_id)
-                    .and_then(|g| g.members.get(&member_id))
+                    .streams(group_id)
+                    .and_then(|g| g.members.get(member_id))
                     .map(|m| m.member_epoch);
                 if epoch == Some(tag) {
-                    self.fence_member(&group_id, &member_id)
+                    self.fence_member(group_id, member_id)
                 } else {
-                    Outcome::new(())
+                    Ok(Outcome::new(()))
                 }
             }
-            TimerKey::InitialRebalance { group_id } => self.delayed_assignment(now, &group_id),
+            TimerKey::InitialRebalance { group_id } => {
+                return self
+                    .delayed_assignment(now, group_id)
+                    .unwrap_or_else(|_| Outcome::new(()));
+            }
             TimerKey::ClassicHeartbeat { .. }
             | TimerKey::ClassicJoin { .. }
-            | TimerKey::ClassicSync { .. } => self.fire_classic(now, &key, tag),
-        }
+            | TimerKey::ClassicSync { .. } => return self.fire_classic(now, &key, tag),
+        };
+        fenced.unwrap_or_else(|_| {
+            let mut out = Outcome::new(());
+            let retry_at = now.plus(TIMER_RETRY_BACKOFF_MS);
+            self.timer_schedule(&mut out.timers, key, retry_at, tag);
+            out
+        })
     }
 
     /// The delayed initial assignment (spec §3.10).
-    fn delayed_assignment(&mut self, now: Millis, group_id: &str) -> Outcome<()> {
+    fn delayed_assignment(&mut self, now: Millis, group_id: &str) -> Result<Outcome<()>, ApiError> {
         let mut out = Outcome::new(());
         let Some(g) = self.groups.streams(group_id) else {
-            return out;
+            return Ok(out);
         };
         if g.members.is_empty() || g.group_epoch <= g.assignment_epoch {
-            return out;
+            return Ok(out);
         }
         let Some(configured) = g.configured_topology.as_ref() else {
-            return out;
+            return Ok(out);
         };
         let cfg = self.config.for_group(group_id);
         let stored = &g.last_assignment_configs;
@@ -447,8 +468,8 @@ impl Coordinator {
             assignment_interval_ms: 0,
         });
         let records = result.map(|r| r.records).unwrap_or_default();
-        self.apply(&records);
+        self.apply(&records)?;
         out.records = records;
-        out
+        Ok(out)
     }
 }

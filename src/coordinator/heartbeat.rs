@@ -424,24 +424,29 @@ impl Coordinator {
                     value: Some(value),
                 });
             }
-            self.apply(&out.records);
+            self.apply(&out.records)?;
         } else {
             let member_id = member.member_id.clone();
-            let fenced = self.fence_member(gid, &member_id);
+            let fenced = self.fence_member(gid, &member_id)?;
             out.records = fenced.records;
             out.timers = fenced.timers;
         }
         Ok(out)
     }
 
-    /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled.
-    pub(super) fn fence_member(&mut self, group_id: &str, member_id: &str) -> Outcome<()> {
+    /// Fence a member (spec §3.3): tombstones, group epoch bump, timers cancelled. Fails, with
+    /// nothing changed, when its records cannot be applied.
+    pub(super) fn fence_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+    ) -> Result<Outcome<()>, ApiError> {
         let mut out = Outcome::new(());
         let Some(group) = self.groups.streams(group_id) else {
-            return out;
+            return Ok(out);
         };
         if !group.members.contains_key(member_id) {
-            return out;
+            return Ok(out);
         }
         let gid = group_id.to_string();
         let mid = member_id.to_string();
@@ -477,7 +482,7 @@ impl Coordinator {
                 }),
             });
         }
-        self.apply(&out.records);
+        self.apply(&out.records)?;
         let mut timers = Vec::new();
         self.timer_cancel(
             &mut timers,
@@ -494,7 +499,7 @@ impl Coordinator {
             },
         );
         out.timers = timers;
-        out
+        Ok(out)
     }
 
     /// Join (epoch 0) or regular heartbeat (spec §3.4).
@@ -940,7 +945,7 @@ impl Coordinator {
         });
 
         // Apply: records, soft state, timers.
-        self.apply(&records);
+        self.apply(&records)?;
         let mut timers: Vec<TimerChange> = Vec::new();
         if schedule_initial {
             self.timer_schedule(

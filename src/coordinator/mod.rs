@@ -4,12 +4,17 @@
 //! * `Coordinator::new(CoordinatorConfig)`
 //! * `streams_group_heartbeat(now, &RequestContext, &StreamsGroupHeartbeatRequest) -> Outcome<StreamsGroupHeartbeatResponse>`
 //! * `streams_group_describe(&StreamsGroupDescribeRequest, api_version) -> StreamsGroupDescribeResponse`
-//! * `list_groups(&ListGroupsFilter) -> Vec<ListedGroup>`
+//! * `list_groups(states_filter: &[String], types_filter: &[String]) -> Vec<ListedGroup>`
 //! * `delete_groups(now, &[String]) -> Outcome<Vec<(String, ErrorCode)>>`
-//! * `offset_commit(now, &OffsetCommitInput) -> Outcome<Vec<...>>`, `offset_fetch(...)`
+//! * `offset_commit(now, &OffsetCommitInput) -> Outcome<OffsetCommitResult>`,
+//!   `offset_fetch(&OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError>`
 //! * `set_metadata(MetadataImage)`: topic changes (the caller owns the topic registry)
-//! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key), `fire_timer(now, &TimerKey) -> Outcome<()>`
+//! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key),
+//!   `fire_due_timers(now) -> Vec<Outcome<()>>`
 //! * `replay(&Record) -> Result<(), ReplayError>` and `on_loaded(now) -> Vec<TimerChange>`
+//!
+//! An operation applies all of its records or none: if one could not be stored as it is or
+//! could not replay, the operation answers UNKNOWN_SERVER_ERROR and changes nothing.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +74,11 @@ pub enum TimerChange {
 
 /// What an operation produced: the response, the records it wrote (already applied), the timer
 /// changes (already applied to the table) and internal topics the caller should create.
+///
+/// `#[must_use]`: dropping an outcome drops records that are already applied, so the state
+/// would no longer match the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[must_use = "the records are already applied: persist them (and apply the timer changes)"]
 pub struct Outcome<R> {
     pub response: R,
     pub records: Vec<Record>,
@@ -200,26 +209,31 @@ impl Coordinator {
     }
 
     /// Earliest armed timer.
+    #[must_use]
     pub fn next_timer(&self) -> Option<(Millis, TimerKey)> {
         self.timers.next()
     }
 
     /// The earliest timer deadline (what a driver sleeps until), without copying its key.
+    #[must_use]
     pub fn next_deadline(&self) -> Option<Millis> {
         self.timers.next_deadline()
     }
 
     /// Deadline of one timer, if armed.
+    #[must_use]
     pub fn timer_deadline(&self, key: &TimerKey) -> Option<Millis> {
         self.timers.deadline(key)
     }
 
     /// Every armed timer key.
+    #[must_use]
     pub fn timer_keys(&self) -> Vec<TimerKey> {
         self.timers.keys().cloned().collect()
     }
 
     /// Fire every timer due at `now`, in deadline order.
+    #[must_use = "the fired timers' records are already applied: persist them"]
     pub fn fire_due_timers(&mut self, now: Millis) -> Vec<Outcome<()>> {
         let mut out = Vec::new();
         while let Some((key, tag)) = self.timers.pop_due(now) {
@@ -230,6 +244,7 @@ impl Coordinator {
 
     /// Arm the timers as Kafka does after loading (spec §3.13): a session timeout for every
     /// member, a rebalance timeout for members in `UNREVOKED_TASKS`.
+    #[must_use = "the re-armed timers must reach the caller's timer view"]
     pub fn on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
         let mut changes = Vec::new();
         let mut arm = Vec::new();
@@ -288,16 +303,6 @@ impl Coordinator {
         }
         .unwrap_or_default();
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
-    }
-
-    /// Apply records produced by an operation through the replay path.
-    fn apply(&mut self, records: &[crate::records::Record]) {
-        for r in records {
-            if let Err(e) = self.replay(r) {
-                // A record the live path produced must replay; anything else is a bug here.
-                debug_assert!(false, "live record failed to replay: {e}");
-            }
-        }
     }
 
     fn timer_schedule(&mut self, out: &mut Vec<TimerChange>, key: TimerKey, at: Millis, tag: i32) {

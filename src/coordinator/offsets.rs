@@ -57,14 +57,23 @@ pub struct FetchedOffset {
 /// Per topic, per partition: the error code of the commit.
 pub type OffsetCommitResult = Vec<(String, Vec<(i32, ErrorCode)>)>;
 
+/// Kafka compares `String.length()`, which counts UTF-16 code units, with the limit.
+fn metadata_too_large(metadata: Option<&str>, max: i32) -> bool {
+    metadata.is_some_and(|m| m.encode_utf16().count() as i64 > i64::from(max))
+}
+
 impl Coordinator {
-    /// OffsetCommit with the streams validation (spec §8). Per-partition error codes.
+    /// OffsetCommit with the streams validation (spec §8). Per-partition error codes: a
+    /// partition whose metadata is longer than `offset.metadata.max.bytes` gets
+    /// OFFSET_METADATA_TOO_LARGE, as in Kafka. If the records cannot be stored as sent (or
+    /// applied), every partition gets UNKNOWN_SERVER_ERROR and nothing is written.
     pub fn offset_commit(
         &mut self,
         now: Millis,
         req: &OffsetCommitInput,
     ) -> Outcome<OffsetCommitResult> {
         let verdict = self.validate_commit(req);
+        let max_metadata = self.config.offset_metadata_max_bytes;
         let mut records = Vec::new();
         let mut response = Vec::new();
         for t in &req.topics {
@@ -72,6 +81,9 @@ impl Coordinator {
             for p in &t.partitions {
                 let code = match &verdict {
                     Err(e) => e.code,
+                    Ok(_) if metadata_too_large(p.metadata.as_deref(), max_metadata) => {
+                        ErrorCode::OFFSET_METADATA_TOO_LARGE
+                    }
                     Ok(check) => check(&t.name, p.partition),
                 };
                 if code == ErrorCode::NONE {
@@ -93,9 +105,15 @@ impl Coordinator {
         }
         let valid = verdict.is_ok();
         drop(verdict);
-        self.apply(&records);
         let mut timers = Vec::new();
-        if valid {
+        if let Err(e) = self.apply(&records) {
+            for (_, parts) in &mut response {
+                for (_, code) in parts {
+                    *code = e.code;
+                }
+            }
+            records.clear();
+        } else if valid {
             self.classic_commit_heartbeat(now, &req.group_id, &req.member_id, &mut timers);
         }
         Outcome {
@@ -107,6 +125,9 @@ impl Coordinator {
     }
 
     /// Group-level checks; the returned closure does the per-partition ones.
+    ///
+    /// Kafka checks the metadata length per partition before these, but only once the group
+    /// checks passed (they fail the whole request).
     #[allow(clippy::type_complexity)]
     fn validate_commit<'a>(
         &'a self,

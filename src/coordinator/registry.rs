@@ -114,6 +114,14 @@ impl GroupRegistry {
         self.groups.remove(id)
     }
 
+    /// Put a saved group back (`None`: the id held no group).
+    pub(super) fn put(&mut self, id: &str, group: Option<Group>) {
+        match group {
+            Some(g) => self.groups.insert(id.to_string(), g),
+            None => self.groups.remove(id),
+        };
+    }
+
     /// Every streams group, by id.
     pub fn all_streams(&self) -> impl Iterator<Item = &StreamsGroup> {
         self.groups.values().filter_map(Group::as_streams)

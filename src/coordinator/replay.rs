@@ -1,10 +1,16 @@
 //! Replay of coordinator records (spec §6): the only way state changes, live or on load.
 //! Tolerates compaction and interleaving; enforces the ordering checks Kafka enforces.
+//!
+//! The live path applies an operation's records with `Coordinator::apply`: all of them or
+//! none, so a record the log could not store or replay is never acknowledged.
 
-use super::Coordinator;
 use super::classic::ClassicGroup;
 use super::group::StreamsGroup;
+use super::registry::Group;
+use super::{Coordinator, GroupOffsets};
+use crate::error::ApiError;
 use crate::records::Record;
+use crate::records::codec::try_encode_record;
 
 /// A record that cannot be applied in the current state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +45,83 @@ pub enum ReplayError {
     TargetAssignmentRemains { group_id: String, remaining: usize },
 }
 
+/// The state an operation's records may change (their groups and committed offsets), saved
+/// before applying them.
+type Saved = Vec<(String, Option<Group>, Option<GroupOffsets>)>;
+
 impl Coordinator {
+    /// Apply the records of one live operation through [`Coordinator::replay`], all or none.
+    ///
+    /// Every record must encode to Kafka's layout unchanged (the log stores what the response
+    /// acknowledges) and replay. If one does not, the state is put back as it was and the
+    /// operation fails with UNKNOWN_SERVER_ERROR, as a failed write does in Kafka: the caller
+    /// answers with the error and persists nothing.
+    pub(super) fn apply(&mut self, records: &[Record]) -> Result<(), ApiError> {
+        for r in records {
+            try_encode_record(r).map_err(|_| ApiError::unknown_server_error())?;
+        }
+        // Only a record that `replay` can reject needs the state saved; the common operations
+        // (joins, acknowledgements, commits) write none and pay nothing.
+        let saved = if records.iter().any(|r| self.may_reject(r)) {
+            self.save(records)
+        } else {
+            Vec::new()
+        };
+        for r in records {
+            if self.replay(r).is_err() {
+                self.restore(saved);
+                return Err(ApiError::unknown_server_error());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether [`Coordinator::replay`] can reject `record` in some state: the tombstones it
+    /// checks the order of, and any record of a group whose id another group type holds. Keep
+    /// in step with the `Err` returns of `replay`.
+    fn may_reject(&self, record: &Record) -> bool {
+        let id = record.group_id();
+        let other_type = self
+            .groups
+            .get(id)
+            .is_some_and(|g| g.as_streams().is_none());
+        match record {
+            Record::GroupMetadata { value, .. } => value.is_none() || other_type,
+            Record::MemberMetadata { value, .. } => value.is_none() || other_type,
+            Record::TargetAssignmentMetadata { value, .. } => value.is_none() || other_type,
+            Record::TargetAssignmentMember { .. }
+            | Record::CurrentMemberAssignment { .. }
+            | Record::Topology { .. } => other_type,
+            Record::OffsetCommit { .. } => false,
+            Record::ClassicGroupMetadata { group_id, .. } => {
+                self.groups.streams(group_id).is_some()
+            }
+        }
+    }
+
+    fn save(&self, records: &[Record]) -> Saved {
+        let mut saved: Saved = Vec::new();
+        for r in records {
+            let id = r.group_id();
+            if !saved.iter().any(|(g, _, _)| g == id) {
+                let group = self.groups.get(id).cloned();
+                let offsets = self.offsets.get(id).cloned();
+                saved.push((id.to_string(), group, offsets));
+            }
+        }
+        saved
+    }
+
+    fn restore(&mut self, saved: Saved) {
+        for (id, group, offsets) in saved {
+            self.groups.put(&id, group);
+            match offsets {
+                Some(o) => self.offsets.insert(id, o),
+                None => self.offsets.remove(&id),
+            };
+        }
+    }
+
     /// Apply one record. State changes only through here (spec §6).
     pub fn replay(&mut self, record: &Record) -> Result<(), ReplayError> {
         match record {

@@ -44,6 +44,7 @@ pub struct Timers {
 impl Timers {
     /// Arm (or re-arm) a timer. `tag` is carried to the firing (the member epoch for rebalance
     /// timeouts).
+    #[must_use]
     pub fn schedule(&mut self, key: TimerKey, deadline: Millis, tag: i32) -> TimerChange {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -83,6 +84,7 @@ impl Timers {
     }
 
     /// Disarm a timer; `None` when it was not armed.
+    #[must_use]
     pub fn cancel(&mut self, key: &TimerKey) -> Option<TimerChange> {
         let slot = self.by_key.remove(key)?;
         self.slots[slot as usize] = None;
@@ -95,16 +97,19 @@ impl Timers {
         self.by_key.contains_key(key)
     }
 
+    #[must_use]
     pub fn deadline(&self, key: &TimerKey) -> Option<Millis> {
         let slot = *self.by_key.get(key)?;
         self.slots[slot as usize].as_ref().map(|a| a.deadline)
     }
 
     /// The earliest deadline, without copying its key.
+    #[must_use]
     pub fn next_deadline(&self) -> Option<Millis> {
         self.by_deadline.peek().map(|Reverse((d, _, _))| *d)
     }
 
+    #[must_use]
     pub fn next(&self) -> Option<(Millis, TimerKey)> {
         let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
         let a = self.slots[slot as usize].as_ref()?;
@@ -112,6 +117,7 @@ impl Timers {
     }
 
     /// Remove and return the earliest timer due at `now`, with its tag.
+    #[must_use]
     pub fn pop_due(&mut self, now: Millis) -> Option<(TimerKey, i32)> {
         let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
         if deadline > now {
@@ -172,6 +178,12 @@ mod tests {
         }
     }
 
+    /// Schedule, checking the change handed back to the caller.
+    fn arm(t: &mut Timers, key: TimerKey, deadline: Millis, tag: i32) {
+        let change = t.schedule(key.clone(), deadline, tag);
+        assert_eq!(change, TimerChange::Schedule { key, deadline });
+    }
+
     fn drain(t: &mut Timers, now: i64) -> Vec<(TimerKey, i32)> {
         std::iter::from_fn(|| t.pop_due(Millis(now))).collect()
     }
@@ -179,9 +191,9 @@ mod tests {
     #[test]
     fn fires_by_deadline_then_scheduling_order() {
         let mut t = Timers::default();
-        t.schedule(session("b"), Millis(20), 1);
-        t.schedule(session("a"), Millis(10), 2);
-        t.schedule(session("c"), Millis(20), 3);
+        arm(&mut t, session("b"), Millis(20), 1);
+        arm(&mut t, session("a"), Millis(10), 2);
+        arm(&mut t, session("c"), Millis(20), 3);
         assert_eq!(t.next(), Some((Millis(10), session("a"))));
         assert_eq!(
             t.keys().cloned().collect::<Vec<_>>(),
@@ -198,9 +210,9 @@ mod tests {
     #[test]
     fn reschedule_moves_the_deadline_and_the_tag() {
         let mut t = Timers::default();
-        t.schedule(session("a"), Millis(10), 1);
-        t.schedule(session("b"), Millis(15), 1);
-        t.schedule(session("a"), Millis(30), 7);
+        arm(&mut t, session("a"), Millis(10), 1);
+        arm(&mut t, session("b"), Millis(15), 1);
+        arm(&mut t, session("a"), Millis(30), 7);
         assert_eq!(t.deadline(&session("a")), Some(Millis(30)));
         assert_eq!(t.next(), Some((Millis(15), session("b"))));
         assert_eq!(
@@ -211,22 +223,22 @@ mod tests {
         assert_eq!(drain(&mut t, 29), [(session("b"), 1)]);
         assert_eq!(drain(&mut t, 30), [(session("a"), 7)]);
         // Rescheduled to the same deadline as another: scheduling order decides.
-        t.schedule(session("x"), Millis(50), 0);
-        t.schedule(session("y"), Millis(40), 0);
-        t.schedule(session("y"), Millis(50), 0);
+        arm(&mut t, session("x"), Millis(50), 0);
+        arm(&mut t, session("y"), Millis(40), 0);
+        arm(&mut t, session("y"), Millis(50), 0);
         assert_eq!(drain(&mut t, 50), [(session("x"), 0), (session("y"), 0)]);
     }
 
     #[test]
     fn cancel_disarms_and_frees_the_slot() {
         let mut t = Timers::default();
-        t.schedule(session("a"), Millis(10), 0);
-        t.schedule(session("b"), Millis(20), 0);
+        arm(&mut t, session("a"), Millis(10), 0);
+        arm(&mut t, session("b"), Millis(20), 0);
         assert!(t.cancel(&session("a")).is_some());
         assert!(t.cancel(&session("a")).is_none());
         assert!(!t.is_scheduled(&session("a")));
         assert_eq!(t.next(), Some((Millis(20), session("b"))));
-        t.schedule(session("c"), Millis(5), 0);
+        arm(&mut t, session("c"), Millis(5), 0);
         assert_eq!(t.slots.len(), 2, "the cancelled slot is reused");
         assert_eq!(drain(&mut t, 100), [(session("c"), 0), (session("b"), 0)]);
     }
@@ -236,7 +248,7 @@ mod tests {
         let mut t = Timers::default();
         for i in 0..100_000i64 {
             let m = format!("m{}", i % 10);
-            t.schedule(session(&m), Millis(1_000 + i), 0);
+            arm(&mut t, session(&m), Millis(1_000 + i), 0);
         }
         assert!(
             t.by_deadline.len() <= 2 * 10 + 64 + 1,

@@ -146,7 +146,10 @@ impl Record {
             Record::OffsetCommit {
                 topic, partition, ..
             } => format!("{topic}-{partition}"),
-            _ => String::new(),
+            Record::GroupMetadata { .. }
+            | Record::TargetAssignmentMetadata { .. }
+            | Record::Topology { .. }
+            | Record::ClassicGroupMetadata { .. } => String::new(),
         };
         let mut s = if key.is_empty() {
             self.name().to_string()

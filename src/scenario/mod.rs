@@ -1,6 +1,6 @@
 //! Data-driven scenarios: a small text format of steps and expectations, run against the pure
-//! coordinator. The same files are documented in `tests/scenarios/README.md` and double as
-//! explorer presets.
+//! coordinator. The format is documented in `tests/scenarios/README.md`. (The explorer's presets
+//! are simulations, `sim::presets`, not scenario files.)
 //!
 //! A file is a list of lines; `#` starts a comment (the first comment line is the title). Each
 //! line is a command followed by words: bare flags and `key=value` pairs; `"..."` quotes a value

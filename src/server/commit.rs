@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tracing::{error, info};
 
 use super::Shared;
@@ -46,9 +46,12 @@ pub struct CommitGone;
 
 impl Committer {
     /// Start the commit thread; it runs until the returned [`Committer`] is dropped.
+    /// A failure sets `stop`, so that the server stops at once rather than at the owner's next
+    /// batch.
     pub fn spawn(
         log: Log,
         shared: Arc<Shared>,
+        stop: Arc<watch::Sender<bool>>,
     ) -> std::io::Result<(Committer, JoinHandle<Result<(), CommitError>>)> {
         let (tx, rx) = mpsc::channel::<Commit>();
         let in_flight = Arc::new(AtomicU64::new(0));
@@ -56,7 +59,13 @@ impl Committer {
             let in_flight = in_flight.clone();
             std::thread::Builder::new()
                 .name("groupcoord-commit".into())
-                .spawn(move || commit_loop(log, rx, shared, in_flight))?
+                .spawn(move || {
+                    let r = commit_loop(log, rx, shared, in_flight);
+                    if r.is_err() {
+                        let _ = stop.send(true);
+                    }
+                    r
+                })?
         };
         Ok((Committer { tx, in_flight }, thread))
     }

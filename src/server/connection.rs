@@ -132,6 +132,9 @@ impl Connection {
                 warn!(peer = %self.peer, size = declared, max, "request frame size invalid or larger than socket.request.max.bytes; closing connection");
                 self.shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
             }
+            ReadError::Stalled { held } => {
+                warn!(peer = %self.peer, held, "request memory spent (queued.max.request.bytes) while this connection held a partial request; closing it");
+            }
         }
     }
 

@@ -27,6 +27,11 @@ const CHUNK: usize = 64 * 1024;
 const FIRST_CHUNK: usize = 4 * 1024;
 /// A read buffer larger than this is dropped instead of kept when the connection goes idle.
 pub const IDLE_BUFFER: usize = 16 * 1024;
+/// How long a connection that holds part of a request waits for the server's budget before it
+/// is closed. Without this, connections holding partial requests that together spend the
+/// budget would wait for each other forever (and a peer that sends part of a request and
+/// stalls could keep the server from reading anyone).
+pub const STALL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A budget of bytes, shared by everything that reserves from it. `limit <= 0` = unbounded
 /// (still counted).
@@ -159,6 +164,9 @@ pub enum ReadError {
     Closed { mid_frame: bool },
     /// The declared length is negative or larger than the limit.
     BadLength { declared: i32, max: usize },
+    /// The server's request budget stayed spent for [`STALL`] while this connection held part
+    /// of a request.
+    Stalled { held: usize },
 }
 
 /// Reads length-prefixed frames within the memory budgets.
@@ -228,7 +236,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 return Ok(f);
             }
             let want = match self.declared_len()? {
-                Some(len) => (4 + len - self.buf.len()).clamp(1, CHUNK),
+                // Grow with what arrived (at most doubling), not with what was declared.
+                Some(len) => (4 + len - self.buf.len())
+                    .min(self.buf.len().max(FIRST_CHUNK))
+                    .clamp(1, CHUNK),
                 None if self.buf.is_empty() => FIRST_CHUNK,
                 None => CHUNK,
             };
@@ -265,7 +276,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             // own responses before it competes for the server's.
             let more = want - spare;
             let connection = self.connection_budget.reserve(more).await;
-            let server = self.server_budget.reserve(more).await;
+            let server = if self.buf.is_empty() {
+                // Holding nothing, waiting cannot block anyone.
+                self.server_budget.reserve(more).await
+            } else {
+                tokio::time::timeout(STALL, self.server_budget.reserve(more))
+                    .await
+                    .map_err(|_| ReadError::Stalled {
+                        held: self.buf.len(),
+                    })?
+            };
             self.held.connection.merge(connection);
             self.held.server.merge(server);
         }
@@ -303,8 +323,16 @@ mod tests {
             tokio::time::timeout(std::time::Duration::from_millis(50), reader.read_frame()).await;
         assert!(pending.is_err(), "the frame is incomplete");
         assert_eq!(reader.buffered(), 1004);
-        assert!(reader.capacity() <= 2 * CHUNK, "{}", reader.capacity());
-        assert!(budget.in_use() <= 2 * CHUNK as u64, "{}", budget.in_use());
+        assert!(
+            reader.capacity() <= 4 * FIRST_CHUNK,
+            "{}",
+            reader.capacity()
+        );
+        assert!(
+            budget.in_use() <= 4 * FIRST_CHUNK as u64,
+            "{}",
+            budget.in_use()
+        );
     }
 
     #[tokio::test]

@@ -248,7 +248,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         .log_bytes
         .store(log.total_bytes(), std::sync::atomic::Ordering::Relaxed);
 
-    let (committer, commit_thread) = Committer::spawn(log, shared.clone())
+    let (committer, commit_thread) = Committer::spawn(log, shared.clone(), shutdown_tx.clone())
         .map_err(|e| StartError::Other(format!("commit thread: {e}")))?;
     let owner = Owner {
         state,

@@ -169,13 +169,14 @@ impl Owner {
     /// Run on a thread of its own. The thread ends on shutdown, when the commit path failed, or
     /// by panicking; the server watches for all three.
     pub fn spawn(self) -> std::io::Result<JoinHandle<()>> {
+        // Built here, so that a failure (out of file descriptors) fails start-up rather than
+        // the thread.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
         std::thread::Builder::new()
             .name("groupcoord-owner".into())
             .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("owner runtime");
                 if rt.block_on(self.run()).is_err() {
                     error!("commit thread gone; owner stopped");
                 }

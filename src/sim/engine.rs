@@ -123,8 +123,9 @@ fn timer_name(k: &TimerKey) -> String {
         TimerKey::SessionTimeout { member_id, .. } => format!("session-timeout {member_id}"),
         TimerKey::RebalanceTimeout { member_id, .. } => format!("rebalance-timeout {member_id}"),
         TimerKey::InitialRebalance { .. } => "initial-rebalance".to_string(),
-        #[allow(unreachable_patterns)]
-        other => format!("{other:?}"),
+        TimerKey::ClassicHeartbeat { .. }
+        | TimerKey::ClassicJoin { .. }
+        | TimerKey::ClassicSync { .. } => format!("{k:?}"),
     }
 }
 
@@ -616,8 +617,6 @@ impl Simulation {
                 TimerChange::Cancel { key } => {
                     self.timers.remove(&key);
                 }
-                #[allow(unreachable_patterns)]
-                _ => {}
             }
         }
     }
@@ -1317,12 +1316,6 @@ impl Simulation {
                     )));
                 }
                 self.new_incarnation(&p, t);
-            }
-            #[allow(unreachable_patterns)]
-            other => {
-                return Err(SimError::InvalidAction(format!(
-                    "unsupported action {other:?}"
-                )));
             }
         }
         Ok(())

@@ -8,6 +8,9 @@
 //! `apply` return the events that happened as data.
 //!
 //! `frame()` batches what the explorer needs per animation frame into one call.
+//!
+//! The JSON shapes are typed for TypeScript in `types.d.ts` (copied into the generated
+//! `groupcoord.d.ts`); each method names its shapes with `unchecked_*_type`.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -61,6 +64,9 @@ fn seq(v: Option<f64>) -> u64 {
         .unwrap_or(0)
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = include_str!("types.d.ts");
+
 /// Installs the panic hook (a panic shows its message in the console); cheap after the first call.
 fn hook() {
     console_error_panic_hook::set_once();
@@ -99,7 +105,9 @@ struct Frame<'a> {
 impl WasmSimulation {
     /// A new simulation from a `ScenarioSpec` (object or JSON string).
     #[wasm_bindgen(constructor)]
-    pub fn new(spec: JsValue) -> Result<WasmSimulation, JsError> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ScenarioSpec | string")] spec: JsValue,
+    ) -> Result<WasmSimulation, JsError> {
         hook();
         let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
         Self::build(spec)
@@ -135,6 +143,7 @@ impl WasmSimulation {
     }
 
     /// `[{name, description, spec, actions}]` of every preset.
+    #[wasm_bindgen(unchecked_return_type = "PresetInfo[]")]
     pub fn presets() -> Result<JsValue, JsError> {
         hook();
         let p = presets();
@@ -152,7 +161,11 @@ impl WasmSimulation {
 
     /// Re-creates the run of `spec` with `actions` (each applied at its `at_ms`) up to time `t`.
     #[wasm_bindgen(js_name = replayTo)]
-    pub fn replay_to(spec: JsValue, actions: JsValue, t: f64) -> Result<WasmSimulation, JsError> {
+    pub fn replay_to(
+        #[wasm_bindgen(unchecked_param_type = "ScenarioSpec | string")] spec: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TimedAction[] | string")] actions: JsValue,
+        t: f64,
+    ) -> Result<WasmSimulation, JsError> {
         hook();
         let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
         let actions: Vec<TimedAction> = from_js(actions, "actions")?;
@@ -167,6 +180,7 @@ impl WasmSimulation {
     }
 
     /// Advances the clock by `ms` and returns the events (`SimEvent[]`).
+    #[wasm_bindgen(unchecked_return_type = "SimEvent[]")]
     pub fn step(&mut self, ms_: f64) -> Result<JsValue, JsError> {
         let d = ms(ms_, "step")?;
         let ev = self.advance(d)?;
@@ -196,7 +210,11 @@ impl WasmSimulation {
     }
 
     /// Applies an `Action` (`{action: "crash_member", member: "..."}`, object or JSON) now.
-    pub fn apply(&mut self, action: JsValue) -> Result<JsValue, JsError> {
+    #[wasm_bindgen(unchecked_return_type = "SimEvent[]")]
+    pub fn apply(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Action | string")] action: JsValue,
+    ) -> Result<JsValue, JsError> {
         let a: Action = from_js(action, "action")?;
         let ev = self
             .sim
@@ -211,17 +229,19 @@ impl WasmSimulation {
     }
 
     /// The spec this run started from.
+    #[wasm_bindgen(unchecked_return_type = "ScenarioSpec")]
     pub fn spec(&self) -> Result<JsValue, JsError> {
         to_js(&self.spec)
     }
 
     /// `SimSnapshot`.
+    #[wasm_bindgen(unchecked_return_type = "SimSnapshot")]
     pub fn snapshot(&self) -> Result<JsValue, JsError> {
         to_js(&self.sim.snapshot())
     }
 
     /// Heartbeat exchanges with `seq >= since_seq` (all when omitted).
-    #[wasm_bindgen(js_name = messageLog)]
+    #[wasm_bindgen(js_name = messageLog, unchecked_return_type = "MessageLogEntry[]")]
     pub fn message_log(&self, since_seq: Option<f64>) -> Result<JsValue, JsError> {
         let log = self.sim.message_log();
         let s = seq(since_seq);
@@ -229,7 +249,7 @@ impl WasmSimulation {
     }
 
     /// Coordinator records with `seq >= since_seq` (all when omitted).
-    #[wasm_bindgen(js_name = recordLog)]
+    #[wasm_bindgen(js_name = recordLog, unchecked_return_type = "RecordLogEntry[]")]
     pub fn record_log(&self, since_seq: Option<f64>) -> Result<JsValue, JsError> {
         let log = self.sim.record_log();
         let s = seq(since_seq);
@@ -237,6 +257,7 @@ impl WasmSimulation {
     }
 
     /// `InvariantResult[]` at the current state.
+    #[wasm_bindgen(unchecked_return_type = "InvariantResult[]")]
     pub fn invariants(&self) -> Result<JsValue, JsError> {
         to_js(&self.sim.invariants())
     }
@@ -248,12 +269,14 @@ impl WasmSimulation {
     }
 
     /// `TimedAction[]` applied so far.
+    #[wasm_bindgen(unchecked_return_type = "TimedAction[]")]
     pub fn actions(&self) -> Result<JsValue, JsError> {
         to_js(self.sim.actions())
     }
 
     /// One call per animation frame: steps `ms` (0 = none) and returns
     /// `{events, snapshot, messages, records, invariants}` with the logs from the given seqs.
+    #[wasm_bindgen(unchecked_return_type = "Frame")]
     pub fn frame(&mut self, ms_: f64, msg_since: f64, rec_since: f64) -> Result<JsValue, JsError> {
         let d = ms(ms_, "step")?;
         let events = self.advance(d)?;

@@ -1,9 +1,17 @@
 //! Runs every `tests/scenarios/*.txt` file as its own named test (see README.md there).
 
+// Native only (files, libtest-mimic). wasm-pack builds every test target for wasm32, and this
+// one has its own `main` (harness = false), so the wasm build gets an empty one.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
 
+#[cfg(not(target_arch = "wasm32"))]
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let args = Arguments::from_args();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");

@@ -148,8 +148,14 @@ impl Coordinator {
             out.response.topics.push((topic.clone(), results));
         }
         drop(subscribed);
-        self.apply(&records);
-        out.records = records;
+        match self.apply(&records) {
+            Ok(()) => out.records = records,
+            // Nothing applied: the whole request fails, as a failed append does in Kafka.
+            Err(e) => {
+                out.response.error_code = e.code;
+                out.response.topics.clear();
+            }
+        }
         out
     }
 
@@ -169,8 +175,12 @@ impl Coordinator {
         }
     }
 
-    /// Tombstones that delete an empty streams group (a classic JoinGroup converts it), applied.
-    pub(super) fn streams_group_tombstones(&mut self, group_id: &str) -> Vec<Record> {
+    /// Tombstones that delete an empty streams group (a classic JoinGroup converts it), applied
+    /// (all or none).
+    pub(super) fn streams_group_tombstones(
+        &mut self,
+        group_id: &str,
+    ) -> Result<Vec<Record>, ApiError> {
         let records = vec![
             Record::TargetAssignmentMetadata {
                 group_id: group_id.to_string(),
@@ -185,8 +195,8 @@ impl Coordinator {
                 value: None,
             },
         ];
-        self.apply(&records);
-        records
+        self.apply(&records)?;
+        Ok(records)
     }
 
     /// DeleteGroups of a classic group: `Err` with the code when it cannot be deleted, else

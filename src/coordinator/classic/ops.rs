@@ -290,7 +290,13 @@ impl Coordinator {
                 reject(self, "", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
                 return out;
             }
-            out.records.extend(self.streams_group_tombstones(gid));
+            match self.streams_group_tombstones(gid) {
+                Ok(records) => out.records.extend(records),
+                Err(e) => {
+                    reject(self, &req.member_id, e.code);
+                    return out;
+                }
+            }
         }
         let is_unknown = req.member_id.is_empty();
         // Committed offsets alone make a group exist in Kafka (an Empty "simple" group).

@@ -199,7 +199,7 @@ fn a_group_loaded_over_max_size_rebalances() {
         fresh.classic_group("g").unwrap().state,
         ClassicState::Stable
     );
-    fresh.on_loaded(Millis(7_000));
+    let _timers = fresh.on_loaded(Millis(7_000));
     let g = fresh.classic_group("g").unwrap();
     assert_eq!(g.state, ClassicState::PreparingRebalance);
     assert_eq!(

@@ -18,7 +18,7 @@ fn state() -> State {
     let config = CoordinatorConfig {
         initial_rebalance_delay_ms: 0,
         assignment_interval_ms: 0,
-        ..CoordinatorConfig::default()
+        ..Default::default()
     };
     State::new(Coordinator::new(config), "127.0.0.1".into(), 9092)
 }

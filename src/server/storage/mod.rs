@@ -44,6 +44,8 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
         ms = t0.elapsed().as_millis() as u64,
         "log replayed"
     );
-    state.coord.on_loaded(super::now_ms());
+    // The owner sleeps on the coordinator's own table (`next_deadline`); the changes are logged.
+    let rearmed = state.coord.on_loaded(super::now_ms());
+    info!(timers = rearmed.len(), "timers re-armed");
     Ok(log)
 }

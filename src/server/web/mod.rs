@@ -22,6 +22,9 @@ use super::kafka::State;
 use super::now_ms;
 use super::storage::log::LogEntry;
 
+/// Changed groups remembered one by one; beyond this the whole view is recomputed instead.
+const MAX_TRACKED: usize = 10_000;
+
 /// One group in the live view.
 #[derive(Debug, Clone, Serialize)]
 pub struct LiveGroup {
@@ -85,7 +88,15 @@ impl LiveView {
 
     /// Something about this group changed.
     pub fn group_changed(&mut self, group_id: &str) {
-        if !self.all_changed && !self.changed.contains(group_id) {
+        if self.all_changed || self.changed.contains(group_id) {
+            return;
+        }
+        if self.changed.len() >= MAX_TRACKED {
+            // Long unwatched: remembering every group costs more than describing them all
+            // once when someone looks again.
+            self.all_changed = true;
+            self.changed.clear();
+        } else {
             self.changed.insert(group_id.to_string());
         }
     }
@@ -143,5 +154,22 @@ impl LiveView {
         });
         self.last = Some(snap.clone());
         snap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unwatched_view_remembers_a_bounded_number_of_groups() {
+        let mut v = LiveView::new();
+        v.all_changed = false;
+        for g in 0..MAX_TRACKED + 5 {
+            v.group_changed(&format!("g{g}"));
+        }
+        assert!(v.all_changed);
+        assert!(v.changed.is_empty());
+        assert!(v.has_changes());
     }
 }

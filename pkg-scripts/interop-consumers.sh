@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Real Kafka consumers in classic groups (JoinGroup/SyncGroup/Heartbeat/LeaveGroup) on Apache Kafka
+# 4.4 and on groupcoord (issue 12). See tests/interop/consumers/README.md.
+#
+#   pkg-scripts/interop-consumers.sh [--target kafka|groupcoord|both] [--clients LIST] [--records N]
+#                                    [--short] [--timings] [--rounds N] [--wait S]
+#
+#   --target    which broker(s) to run against (default both; --short alone: groupcoord)
+#   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
+#               console, groups-tool (default all)
+#   --records   records per client test (default 10000)
+#   --short     the CI variant: confluent-range and groups-tool, 1200 records (under 2 minutes)
+#   --wait      bound of each wait in seconds (default 45; a crash step adds the session timeout)
+#   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
+#               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
+#   TAP=0       do not record the request versions each client sends (recorded when run as root)
+#
+# Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
+# target(s), prints one RESULT line per client and step and a final "N passed, N failed". Every
+# process it starts is stopped on exit; every wait is bounded. Work files stay in $WORK (printed).
+set -euo pipefail
+
+target=""
+clients=""
+records=10000
+short=0
+timings=0
+rounds=3
+wait_s=45
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target="$2"; shift 2 ;;
+    --clients) clients="$2"; shift 2 ;;
+    --records) records="$2"; shift 2 ;;
+    --short) short=1; shift ;;
+    --timings) timings=1; shift ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --wait) wait_s="$2"; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ "$short" = 1 ]; then
+  target="${target:-groupcoord}"; clients="${clients:-confluent-range,groups-tool}"; records=1200
+fi
+target="${target:-both}"
+clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool}"
+case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
+for c in ${clients//,/ }; do
+  case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
+    *) echo "unknown client $c" >&2; exit 2 ;; esac
+done
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+proj="$root/tests/interop/consumers"
+broker="$root/tests/interop/streams/kafka-broker.sh"
+WORK="${WORK:-$(mktemp -d /tmp/interop-consumers.XXXXXX)}"
+mkdir -p "$WORK"
+echo "interop-consumers: target=$target clients=$clients records=$records timings=$timings work=$WORK ($(date -u '+%F %T UTC'))"
+
+gc_pid=""
+kafka_dir=""
+tap_pids=()
+stop_taps() {
+  local p
+  for p in "${tap_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${tap_pids[@]}"; do
+    for _ in $(seq 1 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$p" 2>/dev/null || true
+  done
+  tap_pids=()
+}
+harness_pid=""
+cleanup() {
+  set +e
+  # The harness stops its consumers on SIGTERM (and on SIGINT, which they get too).
+  if [ -n "$harness_pid" ] && kill -0 "$harness_pid" 2>/dev/null; then
+    kill "$harness_pid"; for _ in $(seq 1 80); do kill -0 "$harness_pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$harness_pid" 2>/dev/null
+  fi
+  stop_taps
+  if [ -n "$gc_pid" ] && kill -0 "$gc_pid" 2>/dev/null; then
+    kill "$gc_pid"; for _ in $(seq 1 20); do kill -0 "$gc_pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$gc_pid" 2>/dev/null
+  fi
+  if [ -n "$kafka_dir" ]; then "$broker" stop "$kafka_dir"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- install (idempotent) ---------------------------------------------------------------------------
+if [[ ",$clients," == *",kcat,"* ]] && ! command -v kcat >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq kcat >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq kcat >/dev/null
+  fi
+fi
+VENV="$root/.venv"
+if ! "$VENV/bin/python" - <<'EOF' 2>/dev/null
+import sys
+from importlib.metadata import version
+want = {"confluent-kafka": "2.16.1", "kafka-python": "3.0.12", "aiokafka": "0.14.0"}
+sys.exit(0 if all(version(k) == v for k, v in want.items()) else 1)
+EOF
+then
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$proj/requirements.txt"
+fi
+# Maven: the consumers project (clients, tools) and the broker's class path (the streams project,
+# whose kafka-broker.sh this script reuses). Offline first: the artifacts are usually cached.
+mvn_package() { # DIR; skipped while nothing in pom.xml or src/ is newer than the last build
+  local stamp="$1/target/.interop-built"
+  if [ -f "$stamp" ] && [ -z "$(find "$1/pom.xml" "$1/src" -newer "$stamp" -print -quit)" ]; then return 0; fi
+  ( cd "$1" && { mvn -q -B -o package > "$WORK/mvn.log" 2>&1 || mvn -q -B package >> "$WORK/mvn.log" 2>&1; } ) \
+    || { cat "$WORK/mvn.log" >&2; exit 1; }
+  touch "$stamp"
+}
+mvn_package "$proj/java"
+[ "$target" = groupcoord ] || mvn_package "$root/tests/interop/streams"
+java_cp="$proj/java/target/classes:$proj/java/target/lib/*"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+boots=()
+# The request versions each client sends, read off the loopback interface (root only; TAP=0 to skip).
+start_tap() { # TARGET HOST:PORT
+  [ "${TAP:-1}" = 1 ] && [ "$(id -u)" = 0 ] || return 0
+  "$VENV/bin/python" "$proj/apitap.py" "${2##*:}" "$WORK/$1-requests.txt" 2> "$WORK/$1-tap.log" &
+  tap_pids+=($!)
+}
+# --- Apache Kafka 4.4 -------------------------------------------------------------------------------
+if [ "$target" = kafka ] || [ "$target" = both ]; then
+  kafka_dir="$WORK/kafka-broker"
+  boot=$(KAFKA_HEAP="-Xmx512m -Xms128m" "$broker" start "$kafka_dir")
+  echo "Apache Kafka 4.4 at $boot"
+  boots+=(--bootstrap "kafka=$boot")
+  start_tap kafka "$boot"
+fi
+
+# --- groupcoord -------------------------------------------------------------------------------------
+if [ "$target" = groupcoord ] || [ "$target" = both ]; then
+  ( cd "$root" && export PATH="$HOME/.cargo/bin:$PATH" && cargo build -q --bin groupcoord )
+  mkdir -p "$WORK/groupcoord"
+  start_gc() { # extra --set arguments...
+    "$root/target/debug/groupcoord" serve --listen 127.0.0.1:0 --data-dir "$WORK/groupcoord/data" \
+      --set group.streams.initial.rebalance.delay.ms=0 "$@" \
+      > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
+    gc_pid=$!
+    for _ in $(seq 1 100); do
+      grep -q 'listening on' "$WORK/groupcoord/stdout.log" 2>/dev/null && return 0
+      kill -0 "$gc_pid" 2>/dev/null || { gc_pid=""; return 1; }
+      sleep 0.1
+    done
+    return 1
+  }
+  export RUST_LOG="${RUST_LOG:-debug}"
+  # The classic-group keys, as on the Kafka side; a server without classic groups rejects them.
+  if ! start_gc --set group.initial.rebalance.delay.ms=0; then
+    echo "groupcoord does not take group.initial.rebalance.delay.ms ($(tail -1 "$WORK/groupcoord/server.log")); started without it"
+    start_gc || { cat "$WORK/groupcoord/server.log" >&2; exit 1; }
+  fi
+  addr=$(sed -n 's/^groupcoord listening on //p' "$WORK/groupcoord/stdout.log" | head -1)
+  echo "groupcoord at $addr (pid $gc_pid, log $WORK/groupcoord/server.log)"
+  boots+=(--bootstrap "groupcoord=$addr")
+  start_tap groupcoord "$addr"
+fi
+
+extra=()
+[ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
+status=0
+"$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" \
+  --java-cp "$java_cp" --work "$WORK" "${extra[@]}" &
+harness_pid=$!
+wait "$harness_pid" || status=$?
+harness_pid=""
+stop_taps
+for t in kafka groupcoord; do
+  if [ -s "$WORK/$t-requests.txt" ]; then
+    echo; echo "== requests sent to $t (client id: api key versions), also in $WORK/$t-requests.txt"
+    cat "$WORK/$t-requests.txt"
+  fi
+done
+exit $status

@@ -1,0 +1,135 @@
+package interop;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Properties;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * One member of a classic consumer group (Java KafkaConsumer 4.4, group.protocol=classic), speaking
+ * the harness's line protocol on stdout:
+ *   READY                      subscribed, polling
+ *   OWNED p,p,... gen=G        after every rebalance callback (the full set it owns now)
+ *   REC p offset key value     each record, before the batch's synchronous commit
+ *   ERR text                   an exception from poll/commit
+ * SIGTERM closes the consumer (a dynamic member sends LeaveGroup, a static one does not).
+ *
+ * Args: bootstrap topic group clientId assignor(range|cooperative-sticky|manual) sessionMs heartbeatMs [instanceId]
+ * (manual: assign() of partitions 0..INTEROP_PARTITIONS-1, no membership, commits as a simple group)
+ */
+public final class ConsumerWorker {
+  private static final PrintStream OUT =
+      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+
+  public static void main(String[] args) throws Exception {
+    String bootstrap = args[0], topic = args[1], group = args[2], clientId = args[3];
+    String assignor = args[4].equals("cooperative-sticky")
+        ? "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
+        : "org.apache.kafka.clients.consumer.RangeAssignor";
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+    p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args[6]);
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    if (args.length > 7) p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, args[7]);
+
+    KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p);
+    TreeSet<Integer> owned = new TreeSet<>();
+    CountDownLatch closed = new CountDownLatch(1);
+    final boolean[] stopping = {false};
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      stopping[0] = true;
+      consumer.wakeup();
+      try {
+        closed.await();
+      } catch (InterruptedException ignored) {
+      }
+    }));
+
+    ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
+      @Override public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+        parts.forEach(tp -> owned.remove(tp.partition()));
+        report(consumer, owned);
+      }
+      @Override public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+        parts.forEach(tp -> owned.add(tp.partition()));
+        report(consumer, owned);
+      }
+      @Override public void onPartitionsLost(Collection<TopicPartition> parts) {
+        parts.forEach(tp -> owned.remove(tp.partition()));
+        report(consumer, owned);
+      }
+    };
+    try {
+      if (args[4].equals("manual")) {
+        // No membership: the data plane alone (Metadata, OffsetFetch, ListOffsets, Fetch, OffsetCommit).
+        int n = Integer.parseInt(System.getenv().getOrDefault("INTEROP_PARTITIONS", "6"));
+        List<TopicPartition> all = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          all.add(new TopicPartition(topic, i));
+          owned.add(i);
+        }
+        consumer.assign(all);
+        report(consumer, owned);
+      } else {
+        consumer.subscribe(List.of(topic), listener);
+      }
+      OUT.println("READY");
+      OUT.flush();
+      while (!stopping[0]) {
+        try {
+          ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+          for (ConsumerRecord<String, String> r : records) {
+            OUT.println("REC " + r.partition() + " " + r.offset() + " " + r.key() + " " + r.value());
+          }
+          OUT.flush();
+          if (!records.isEmpty()) consumer.commitSync(Duration.ofSeconds(10));
+        } catch (WakeupException e) {
+          break;
+        } catch (Exception e) {
+          OUT.println("ERR " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          OUT.flush();
+          Thread.sleep(200);
+        }
+      }
+    } finally {
+      try {
+        consumer.close(Duration.ofSeconds(10));
+      } finally {
+        OUT.flush();
+        closed.countDown();
+      }
+    }
+  }
+
+  private static void report(KafkaConsumer<?, ?> consumer, TreeSet<Integer> owned) {
+    int gen;
+    try {
+      gen = consumer.groupMetadata().generationId();
+    } catch (Exception e) {
+      gen = -1;
+    }
+    OUT.println("OWNED " + owned.stream().map(String::valueOf).collect(Collectors.joining(",")) + " gen=" + gen);
+    OUT.flush();
+  }
+}
