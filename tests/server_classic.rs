@@ -25,6 +25,8 @@ const NONE: i16 = 0;
 const ILLEGAL_GENERATION: i16 = 22;
 const REBALANCE_IN_PROGRESS: i16 = 27;
 const MEMBER_ID_REQUIRED: i16 = 79;
+const GROUP_ID_NOT_FOUND: i16 = 69;
+const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 
 fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
@@ -43,7 +45,8 @@ async fn connect(h: &ServerHandle, client_id: &str) -> Client {
 fn join_request(member_id: &str, version: i16) -> JoinGroupRequest {
     let mut p = JoinGroupRequestProtocol::default();
     p.name = s("range");
-    p.metadata = bytes::Bytes::from_static(b"\x00\x01subscription");
+    // ConsumerProtocolSubscription v0: topics ["t"], null user data.
+    p.metadata = bytes::Bytes::from_static(b"\x00\x00\x00\x00\x00\x01\x00\x01t\xff\xff\xff\xff");
     let mut r = JoinGroupRequest::default();
     r.group_id = GroupId(s(GROUP));
     r.session_timeout_ms = 30_000;
@@ -208,6 +211,24 @@ async fn two_members_join_sync_heartbeat_rebalance_leave_and_restart() {
     );
     assert_eq!(commit(&mut lc, &leader, generation, 42).await, NONE);
     assert_eq!(describe(&mut lc).await.group_state.as_str(), "Stable");
+    // ListGroups v5 with the classic filters, beside the data plane's groups.
+    let mut lg = ListGroupsRequest::default();
+    lg.states_filter = vec![s("Stable")];
+    lg.types_filter = vec![s("classic")];
+    let listed = lc.call(5, &lg).await.expect("list groups");
+    let row = listed.groups.iter().find(|g| g.group_id.as_str() == GROUP);
+    let row = row.expect("the classic group is listed");
+    assert_eq!(
+        (
+            row.group_state.as_str(),
+            row.group_type.as_str(),
+            row.protocol_type.as_str()
+        ),
+        ("Stable", "classic", "consumer")
+    );
+    lg.types_filter = vec![s("streams")];
+    let listed = lc.call(5, &lg).await.expect("list groups");
+    assert!(listed.groups.iter().all(|g| g.group_id.as_str() != GROUP));
 
     // A third member: its join waits, and the others learn of the rebalance by heartbeat.
     let mut c = connect(&server, "consumer-c").await;
@@ -303,6 +324,33 @@ async fn two_members_join_sync_heartbeat_rebalance_leave_and_restart() {
         heartbeat(&mut x, 4, &leader, generation - 1).await,
         ILLEGAL_GENERATION
     );
+    assert_eq!(fetch_offset(&mut x).await, 77);
+    // OffsetDelete: refused for a topic the Stable group subscribes to; unknown group.
+    let offset_delete = |group: &str, topic: &str| {
+        let mut p = offset_delete_request::OffsetDeleteRequestPartition::default();
+        p.partition_index = 0;
+        let mut t = offset_delete_request::OffsetDeleteRequestTopic::default();
+        t.name = TopicName(s(topic));
+        t.partitions = vec![p];
+        let mut r = OffsetDeleteRequest::default();
+        r.group_id = GroupId(s(group));
+        r.topics = vec![t];
+        r
+    };
+    let od = x
+        .call(0, &offset_delete(GROUP, "t"))
+        .await
+        .expect("offset delete");
+    assert_eq!(od.error_code, NONE);
+    assert_eq!(
+        od.topics[0].partitions[0].error_code,
+        GROUP_SUBSCRIBED_TO_TOPIC
+    );
+    let od = x
+        .call(0, &offset_delete("nope", "t"))
+        .await
+        .expect("offset delete");
+    assert_eq!(od.error_code, GROUP_ID_NOT_FOUND);
     assert_eq!(fetch_offset(&mut x).await, 77);
     server.shutdown().await;
 }
