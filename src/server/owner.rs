@@ -353,3 +353,91 @@ impl Owner {
         snap
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::wire::{RequestKind, ResponseKind};
+    use kafka_protocol::messages::{HeartbeatResponse, JoinGroupRequest, SyncGroupRequest};
+
+    fn header(key: i16) -> Header {
+        Header {
+            api_key: key,
+            api_version: 5,
+            correlation_id: 1,
+            client_id: None,
+        }
+    }
+
+    fn answer() -> Resp {
+        Resp::Kafka(ResponseKind::Heartbeat(HeartbeatResponse::default()))
+    }
+
+    /// A job with two deferred answers and an immediate one is released once, when its last
+    /// answer arrives, with its responses in request order.
+    #[test]
+    fn a_parked_job_is_released_when_its_last_answer_arrives() {
+        let mut parked = ParkedJobs::default();
+        let (tx, mut rx) = oneshot::channel();
+        let items = vec![
+            (
+                header(11),
+                Req::Kafka(RequestKind::JoinGroup(JoinGroupRequest::default())),
+            ),
+            (
+                header(12),
+                Req::Kafka(RequestKind::Heartbeat(Default::default())),
+            ),
+            (
+                header(14),
+                Req::Kafka(RequestKind::SyncGroup(SyncGroupRequest::default())),
+            ),
+        ];
+        let resps = vec![
+            Resp::Deferred(RequestToken(1)),
+            answer(),
+            Resp::Deferred(RequestToken(2)),
+        ];
+        assert!(parked.park(tx, items, resps).is_none());
+        assert_eq!(parked.len(), 1);
+        assert!(parked.answer(RequestToken(2), answer()).is_none());
+        assert!(
+            parked.answer(RequestToken(7), answer()).is_none(),
+            "unknown token"
+        );
+        let (tx, reply) = parked.answer(RequestToken(1), answer()).expect("released");
+        assert!(reply.resps.iter().all(|r| !matches!(r, Resp::Deferred(_))));
+        assert_eq!(reply.items.len(), 3);
+        assert!(parked.is_empty());
+        tx.send(reply).ok().unwrap();
+        assert!(rx.try_recv().is_ok());
+    }
+
+    /// A job without deferred answers is handed back at once; a parked job whose connection is
+    /// gone is dropped and its open tokens are returned (to be forgotten by the state).
+    #[test]
+    fn jobs_of_closed_connections_are_dropped() {
+        let mut parked = ParkedJobs::default();
+        let (tx, _rx) = oneshot::channel();
+        let immediate = parked.park(tx, vec![], vec![answer()]);
+        assert!(immediate.is_some());
+        let (tx, rx) = oneshot::channel();
+        let items = vec![(
+            header(11),
+            Req::Kafka(RequestKind::JoinGroup(JoinGroupRequest::default())),
+        )];
+        assert!(
+            parked
+                .park(tx, items, vec![Resp::Deferred(RequestToken(3))])
+                .is_none()
+        );
+        assert!(
+            parked.drop_closed().is_empty(),
+            "the connection is still open"
+        );
+        drop(rx);
+        assert_eq!(parked.drop_closed(), vec![RequestToken(3)]);
+        assert!(parked.is_empty());
+        assert!(parked.answer(RequestToken(3), answer()).is_none());
+    }
+}
