@@ -397,3 +397,32 @@ async fn a_connection_closed_while_waiting_does_not_block_the_group() {
     assert_eq!(describe(&mut b).await.members.len(), 2);
     server.shutdown().await;
 }
+
+/// The oldest served versions: JoinGroup v2 (no MEMBER_ID_REQUIRED before v4: the id comes with
+/// the generation), SyncGroup v0, Heartbeat v0 and LeaveGroup v0 (one member, one error code).
+#[tokio::test]
+async fn oldest_versions_join_sync_heartbeat_leave() {
+    let server = start(options(temp_dir("classic-old")))
+        .await
+        .expect("server starts");
+    let mut a = connect(&server, "old-a").await;
+    let j = join(&mut a, "", 2).await;
+    assert_eq!(j.error_code, NONE);
+    assert_eq!(j.generation_id, 1);
+    assert_eq!(j.leader, j.member_id);
+    assert_eq!(j.members.len(), 1);
+    let id = j.member_id.to_string();
+    let sr = sync(&mut a, 0, &id, 1, vec![(id.clone(), &b"all"[..])]).await;
+    assert_eq!((sr.error_code, &sr.assignment[..]), (NONE, &b"all"[..]));
+    assert_eq!(heartbeat(&mut a, 0, &id, 1).await, NONE);
+    let mut leave = LeaveGroupRequest::default();
+    leave.group_id = GroupId(s(GROUP));
+    leave.member_id = s("not-a-member");
+    let lr = a.call(0, &leave).await.expect("leave");
+    assert_eq!(lr.error_code, 25, "UNKNOWN_MEMBER_ID for a stranger");
+    leave.member_id = s(&id);
+    let lr = a.call(0, &leave).await.expect("leave");
+    assert_eq!(lr.error_code, NONE);
+    assert_eq!(describe(&mut a).await.group_state.as_str(), "Empty");
+    server.shutdown().await;
+}
