@@ -211,6 +211,10 @@ async fn two_members_join_sync_heartbeat_rebalance_leave_and_restart() {
     );
     assert_eq!(commit(&mut lc, &leader, generation, 42).await, NONE);
     assert_eq!(describe(&mut lc).await.group_state.as_str(), "Stable");
+    let mut dg = DeleteGroupsRequest::default();
+    dg.groups_names = vec![GroupId(s(GROUP))];
+    let dr = lc.call(2, &dg).await.expect("delete groups");
+    assert_eq!(dr.results[0].error_code, 68, "NON_EMPTY_GROUP");
     // ListGroups v5 with the classic filters, beside the data plane's groups.
     let mut lg = ListGroupsRequest::default();
     lg.states_filter = vec![s("Stable")];
@@ -424,5 +428,11 @@ async fn oldest_versions_join_sync_heartbeat_leave() {
     let lr = a.call(0, &leave).await.expect("leave");
     assert_eq!(lr.error_code, NONE);
     assert_eq!(describe(&mut a).await.group_state.as_str(), "Empty");
+    // DeleteGroups: an Empty classic group goes (Dead to describe afterwards).
+    let mut dg = DeleteGroupsRequest::default();
+    dg.groups_names = vec![GroupId(s(GROUP))];
+    let dr = a.call(2, &dg).await.expect("delete groups");
+    assert_eq!(dr.results[0].error_code, NONE);
+    assert_eq!(describe(&mut a).await.group_state.as_str(), "Dead");
     server.shutdown().await;
 }
