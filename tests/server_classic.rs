@@ -436,3 +436,43 @@ async fn oldest_versions_join_sync_heartbeat_leave() {
     assert_eq!(describe(&mut a).await.group_state.as_str(), "Dead");
     server.shutdown().await;
 }
+
+/// The rebalance timeout completes a join phase: a member that does not rejoin is removed when
+/// the timer fires, and the waiting joins on the other connections are answered then.
+#[tokio::test]
+async fn the_rebalance_timeout_answers_the_waiting_joins() {
+    let server = start(options(temp_dir("classic-timeout")))
+        .await
+        .expect("server starts");
+    async fn join_fast(c: &mut Client, member_id: &str) -> JoinGroupResponse {
+        let mut r = join_request(member_id, 9);
+        r.rebalance_timeout_ms = 1_000;
+        c.call(9, &r).await.expect("join")
+    }
+    let mut a = connect(&server, "a").await;
+    let mut b = connect(&server, "b").await;
+    let id_a = get_member_id(&mut a, 9).await;
+    let id_b = get_member_id(&mut b, 9).await;
+    let (ja, jb) = tokio::join!(join_fast(&mut a, &id_a), join_fast(&mut b, &id_b));
+    assert_eq!((ja.generation_id, jb.generation_id), (1, 1));
+    // A third member joins; a rejoins; b stays silent.
+    let mut c = connect(&server, "c").await;
+    let id_c = get_member_id(&mut c, 9).await;
+    let started = std::time::Instant::now();
+    let (jc, ja) = tokio::join!(join_fast(&mut c, &id_c), join_fast(&mut a, &id_a));
+    let waited = started.elapsed();
+    assert_eq!((jc.error_code, ja.error_code), (NONE, NONE));
+    assert_eq!((jc.generation_id, ja.generation_id), (2, 2));
+    assert!(
+        waited >= Duration::from_millis(900),
+        "answered after {waited:?}, before the rebalance timeout"
+    );
+    let leader = if ja.leader == ja.member_id { &ja } else { &jc };
+    assert_eq!(leader.members.len(), 2, "b was removed");
+    assert_eq!(
+        heartbeat(&mut b, 4, &id_b, 1).await,
+        25,
+        "UNKNOWN_MEMBER_ID"
+    );
+    server.shutdown().await;
+}
