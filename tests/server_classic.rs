@@ -476,3 +476,54 @@ async fn the_rebalance_timeout_answers_the_waiting_joins() {
     );
     server.shutdown().await;
 }
+
+/// Every served version of JoinGroup (2-9), SyncGroup (0-5), Heartbeat (0-4) and LeaveGroup
+/// (0-5) in a one-member round: join, sync, heartbeat, leave.
+#[tokio::test]
+async fn every_served_version_round_trips() {
+    let server = start(options(temp_dir("classic-versions")))
+        .await
+        .expect("server starts");
+    let mut c = connect(&server, "versions").await;
+    for i in 0..8i16 {
+        let (jv, sv, hv, lv) = (2 + i, i % 6, i % 5, (i + 3) % 6);
+        let id = if jv >= 4 {
+            get_member_id(&mut c, jv).await
+        } else {
+            String::new()
+        };
+        let j = join(&mut c, &id, jv).await;
+        assert_eq!(j.error_code, NONE, "JoinGroup v{jv}");
+        assert_eq!(j.leader, j.member_id, "JoinGroup v{jv}");
+        assert_eq!(j.protocol_name.as_deref(), Some("range"), "JoinGroup v{jv}");
+        let id = j.member_id.to_string();
+        let generation = j.generation_id;
+        let sr = sync(&mut c, sv, &id, generation, vec![(id.clone(), &b"a"[..])]).await;
+        assert_eq!(
+            (sr.error_code, &sr.assignment[..]),
+            (NONE, &b"a"[..]),
+            "SyncGroup v{sv}"
+        );
+        if sv >= 5 {
+            assert_eq!(sr.protocol_name.as_deref(), Some("range"));
+        }
+        assert_eq!(
+            heartbeat(&mut c, hv, &id, generation).await,
+            NONE,
+            "Heartbeat v{hv}"
+        );
+        let mut leave = LeaveGroupRequest::default();
+        leave.group_id = GroupId(s(GROUP));
+        if lv >= 3 {
+            let mut m = MemberIdentity::default();
+            m.member_id = s(&id);
+            leave.members = vec![m];
+        } else {
+            leave.member_id = s(&id);
+        }
+        let lr = c.call(lv, &leave).await.expect("leave");
+        assert_eq!(lr.error_code, NONE, "LeaveGroup v{lv}");
+        assert_eq!(describe(&mut c).await.group_state.as_str(), "Empty");
+    }
+    server.shutdown().await;
+}
