@@ -113,6 +113,20 @@ async fn heartbeat(c: &mut Client, version: i16, member_id: &str, generation: i3
     c.call(version, &r).await.expect("heartbeat").error_code
 }
 
+/// LeaveGroup of one member: in `members` from v3, in `member_id` before.
+async fn leave(c: &mut Client, version: i16, member_id: &str) -> LeaveGroupResponse {
+    let mut r = LeaveGroupRequest::default();
+    r.group_id = GroupId(s(GROUP));
+    if version >= 3 {
+        let mut m = MemberIdentity::default();
+        m.member_id = s(member_id);
+        r.members = vec![m];
+    } else {
+        r.member_id = s(member_id);
+    }
+    c.call(version, &r).await.expect("leave")
+}
+
 async fn describe(c: &mut Client) -> describe_groups_response::DescribedGroup {
     let mut r = DescribeGroupsRequest::default();
     r.groups = vec![GroupId(s(GROUP))];
@@ -270,12 +284,7 @@ async fn two_members_join_sync_heartbeat_rebalance_leave_and_restart() {
     );
 
     // The third member leaves (v5, batched); the group rebalances again.
-    let mut leave = LeaveGroupRequest::default();
-    leave.group_id = GroupId(s(GROUP));
-    let mut m = MemberIdentity::default();
-    m.member_id = s(&id_c);
-    leave.members = vec![m];
-    let lr = c.call(5, &leave).await.expect("leave");
+    let lr = leave(&mut c, 5, &id_c).await;
     assert_eq!(lr.error_code, NONE);
     assert_eq!(lr.members.len(), 1);
     assert_eq!(lr.members[0].error_code, NONE);
@@ -419,13 +428,9 @@ async fn oldest_versions_join_sync_heartbeat_leave() {
     let sr = sync(&mut a, 0, &id, 1, vec![(id.clone(), &b"all"[..])]).await;
     assert_eq!((sr.error_code, &sr.assignment[..]), (NONE, &b"all"[..]));
     assert_eq!(heartbeat(&mut a, 0, &id, 1).await, NONE);
-    let mut leave = LeaveGroupRequest::default();
-    leave.group_id = GroupId(s(GROUP));
-    leave.member_id = s("not-a-member");
-    let lr = a.call(0, &leave).await.expect("leave");
+    let lr = leave(&mut a, 0, "not-a-member").await;
     assert_eq!(lr.error_code, 25, "UNKNOWN_MEMBER_ID for a stranger");
-    leave.member_id = s(&id);
-    let lr = a.call(0, &leave).await.expect("leave");
+    let lr = leave(&mut a, 0, &id).await;
     assert_eq!(lr.error_code, NONE);
     assert_eq!(describe(&mut a).await.group_state.as_str(), "Empty");
     // DeleteGroups: an Empty classic group goes (Dead to describe afterwards).
@@ -512,16 +517,7 @@ async fn every_served_version_round_trips() {
             NONE,
             "Heartbeat v{hv}"
         );
-        let mut leave = LeaveGroupRequest::default();
-        leave.group_id = GroupId(s(GROUP));
-        if lv >= 3 {
-            let mut m = MemberIdentity::default();
-            m.member_id = s(&id);
-            leave.members = vec![m];
-        } else {
-            leave.member_id = s(&id);
-        }
-        let lr = c.call(lv, &leave).await.expect("leave");
+        let lr = leave(&mut c, lv, &id).await;
         assert_eq!(lr.error_code, NONE, "LeaveGroup v{lv}");
         assert_eq!(describe(&mut c).await.group_state.as_str(), "Empty");
     }
