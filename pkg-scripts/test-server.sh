@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Server tests: the Rust server tests, then the real-client smoke test (confluent-kafka 2.16.1 in
-# a venv at .venv, created idempotently) against a spawned `groupcoord serve --demo`.
+# Server tests: the Rust server tests, then the real-client smoke test and the consumer group
+# test (confluent-kafka 2.16.1 in a venv at .venv, created idempotently) against a spawned
+# `groupcoord serve --demo`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # SKIP_RUST=1: the Rust server tests already ran (pkg-scripts/test.sh runs all of `cargo test`).
 if [ -z "${SKIP_RUST:-}" ]; then
-    cargo test --test server_wire --test server_log --test server_streams --test server_crash --test server_http --test server_cli
+    cargo test --test server_wire --test server_log --test server_streams --test server_classic --test server_crash --test server_http --test server_cli
     cargo test --lib config_keys
 fi
 
@@ -31,6 +32,9 @@ done
 ADDR=$(sed -n 's/^groupcoord listening on //p' "$OUT" | head -1)
 [ -n "$ADDR" ] || { echo "server did not start"; cat "$DATA.log"; exit 1; }
 "$VENV/bin/python" tests/interop/python/smoke.py "$ADDR"
+# Classic consumer groups: 3 confluent-kafka Consumers, exactly once with commits, a leave.
+"$VENV/bin/python" tests/interop/python/consumer_group.py "$ADDR" range
+"$VENV/bin/python" tests/interop/python/consumer_group.py "$ADDR" cooperative-sticky
 # Graceful shutdown flushes and exits 0.
 kill -TERM "$PID"
 wait "$PID"

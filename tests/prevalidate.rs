@@ -244,6 +244,82 @@ fn populated(key: i16, v: i16) -> RequestKind {
             r.topics = vec![t];
             RequestKind::OffsetForLeaderEpoch(r)
         }
+        11 => {
+            let mut pr = join_group_request::JoinGroupRequestProtocol::default();
+            pr.name = s("range");
+            pr.metadata = Bytes::from_static(&[0, 1, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 0]);
+            let mut pr2 = pr.clone();
+            pr2.name = s("roundrobin");
+            let mut r = JoinGroupRequest::default();
+            r.group_id = GroupId(s("g"));
+            r.session_timeout_ms = 10_000;
+            r.rebalance_timeout_ms = if v >= 1 { 30_000 } else { -1 };
+            r.member_id = s("m");
+            if v >= 5 {
+                r.group_instance_id = Some(s("i"));
+            }
+            r.protocol_type = s("consumer");
+            r.protocols = vec![pr, pr2];
+            if v >= 8 {
+                r.reason = Some(s("why"));
+            }
+            RequestKind::JoinGroup(r)
+        }
+        12 => {
+            let mut r = HeartbeatRequest::default();
+            r.group_id = GroupId(s("g"));
+            r.generation_id = 3;
+            r.member_id = s("m");
+            if v >= 3 {
+                r.group_instance_id = Some(s("i"));
+            }
+            RequestKind::Heartbeat(r)
+        }
+        13 => {
+            let mut r = LeaveGroupRequest::default();
+            r.group_id = GroupId(s("g"));
+            if v <= 2 {
+                r.member_id = s("m");
+            } else {
+                let mut m = leave_group_request::MemberIdentity::default();
+                m.member_id = s("m");
+                m.group_instance_id = Some(s("i"));
+                if v >= 5 {
+                    m.reason = Some(s("bye"));
+                }
+                r.members = vec![m.clone(), m];
+            }
+            RequestKind::LeaveGroup(r)
+        }
+        14 => {
+            let mut a = sync_group_request::SyncGroupRequestAssignment::default();
+            a.member_id = s("m");
+            a.assignment = Bytes::from_static(&[0, 1, 0, 0, 0, 0]);
+            let mut r = SyncGroupRequest::default();
+            r.group_id = GroupId(s("g"));
+            r.generation_id = 3;
+            r.member_id = s("m");
+            if v >= 3 {
+                r.group_instance_id = Some(s("i"));
+            }
+            if v >= 5 {
+                r.protocol_type = Some(s("consumer"));
+                r.protocol_name = Some(s("range"));
+            }
+            r.assignments = vec![a.clone(), a];
+            RequestKind::SyncGroup(r)
+        }
+        47 => {
+            let mut pt = offset_delete_request::OffsetDeleteRequestPartition::default();
+            pt.partition_index = 1;
+            let mut t = offset_delete_request::OffsetDeleteRequestTopic::default();
+            t.name = topic;
+            t.partitions = vec![pt.clone(), pt];
+            let mut r = OffsetDeleteRequest::default();
+            r.group_id = GroupId(s("g"));
+            r.topics = vec![t];
+            RequestKind::OffsetDelete(r)
+        }
         42 => {
             let mut r = DeleteGroupsRequest::default();
             r.groups_names = vec![GroupId(s("g")), GroupId(s("h"))];

@@ -35,6 +35,10 @@ struct Slot {
 enum Pending {
     Ready(Bytes),
     Wait(oneshot::Receiver<Reply>),
+    /// A batch holding a JoinGroup or SyncGroup: its answer may take up to a rebalance timeout
+    /// (or never come, for a JoinGroup replaced by a newer one), so the writer stops waiting for
+    /// it when the peer closes the connection.
+    Deferred(oneshot::Receiver<Reply>),
 }
 
 /// A connection's settings.
@@ -64,7 +68,8 @@ impl Connection {
         let (rd, wr) = stream.into_split();
         let mut frames = FrameReader::new(rd, self.max_frame, self.shared.request_memory.clone());
         let (slot_tx, slot_rx) = mpsc::channel::<Slot>(self.max_inflight);
-        let writer = tokio::spawn(write_responses(wr, slot_rx));
+        let (gone_tx, gone_rx) = watch::channel(false);
+        let writer = tokio::spawn(write_responses(wr, slot_rx, gone_rx));
         let mut batch = Batch::default();
         'conn: loop {
             // Wait for the next frame (the idle timeout applies), then take every complete frame
@@ -111,6 +116,8 @@ impl Connection {
                 break;
             }
         }
+        // Answers still deferred are not waited for: the owner drops them when they come.
+        let _ = gone_tx.send(true);
         drop(slot_tx);
         let _ = writer.await;
     }
@@ -198,6 +205,7 @@ impl Connection {
                 }))
             }
             Decoded::Request(h, req) => {
+                batch.deferred |= wire::may_defer(&req);
                 batch.items.push((h, req));
                 batch.reservations.push(frame.reservation);
                 Some(None)
@@ -213,6 +221,7 @@ impl Connection {
         let Batch {
             items,
             reservations,
+            deferred,
         } = std::mem::take(batch);
         let (tx, rx) = oneshot::channel();
         let job = Job {
@@ -223,9 +232,14 @@ impl Connection {
         if self.shared.owner.send(job).await.is_err() {
             return false;
         }
+        let response = if deferred {
+            Pending::Deferred(rx)
+        } else {
+            Pending::Wait(rx)
+        };
         slot_tx
             .send(Slot {
-                response: Pending::Wait(rx),
+                response,
                 _reservations: reservations,
             })
             .await
@@ -238,31 +252,50 @@ impl Connection {
 struct Batch {
     items: Vec<(Header, Req)>,
     reservations: Vec<Reservation>,
+    /// Holds a JoinGroup or SyncGroup.
+    deferred: bool,
 }
 
 /// The write side: slots in order; flush when nothing else is queued. The output buffer is
 /// allocated while there is something to write and dropped when the connection goes idle.
-async fn write_responses(mut wr: OwnedWriteHalf, mut slots: mpsc::Receiver<Slot>) {
+async fn write_responses(
+    mut wr: OwnedWriteHalf,
+    mut slots: mpsc::Receiver<Slot>,
+    mut gone: watch::Receiver<bool>,
+) {
     let mut out = BytesMut::new();
     while let Some(slot) = slots.recv().await {
-        match slot.response {
-            Pending::Ready(b) => out.extend_from_slice(&b),
-            Pending::Wait(rx) => {
-                if slots.is_empty() && !flush(&mut wr, &mut out).await {
-                    // Nothing else queued: push out what we have before waiting.
-                    return;
+        let (rx, deferred) = match slot.response {
+            Pending::Ready(b) => {
+                out.extend_from_slice(&b);
+                (None, false)
+            }
+            Pending::Wait(rx) => (Some(rx), false),
+            Pending::Deferred(rx) => (Some(rx), true),
+        };
+        if let Some(rx) = rx {
+            if slots.is_empty() && !flush(&mut wr, &mut out).await {
+                // Nothing else queued: push out what we have before waiting.
+                return;
+            }
+            let reply = if deferred {
+                tokio::select! {
+                    r = rx => r,
+                    _ = gone.wait_for(|g| *g) => return,
                 }
-                let Ok(reply) = rx.await else { return };
-                for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
-                    if let Err(e) = wire::encode_response_into(h, resp, &mut out) {
-                        error!(
-                            key = h.api_key,
-                            version = h.api_version,
-                            "cannot encode response: {e}"
-                        );
-                        let _ = flush(&mut wr, &mut out).await;
-                        return;
-                    }
+            } else {
+                rx.await
+            };
+            let Ok(reply) = reply else { return };
+            for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
+                if let Err(e) = wire::encode_response_into(h, resp, &mut out) {
+                    error!(
+                        key = h.api_key,
+                        version = h.api_version,
+                        "cannot encode response: {e}"
+                    );
+                    let _ = flush(&mut wr, &mut out).await;
+                    return;
                 }
             }
         }

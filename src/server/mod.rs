@@ -259,6 +259,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         shutdown: shutdown_rx.clone(),
         spin: opts.owner_spin,
         panic_on_client_id: opts.panic_owner_on_client_id.clone(),
+        parked: Default::default(),
     };
     let owner_thread = owner
         .spawn()

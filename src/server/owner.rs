@@ -5,6 +5,7 @@
 //! depend on them to the commit path, fires the coordinator's timers when they are due and keeps
 //! the live view for the web side.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::thread::JoinHandle;
@@ -13,13 +14,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
 
+use crate::coordinator::classic::RequestToken;
 use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
 use super::kafka::State;
 use super::storage::log::LogEntry;
 use super::web::{LiveSnapshot, LiveView};
-use super::wire::{Header, Req};
+use super::wire::{Header, Req, Resp};
 use super::{Shared, now_ms};
 
 /// Requests of one connection for the owner.
@@ -35,6 +37,111 @@ pub struct Job {
 pub struct Reply {
     pub items: Vec<(Header, Req)>,
     pub resps: Vec<super::wire::Resp>,
+}
+
+/// A job with deferred answers (JoinGroup / SyncGroup) still open: it is released, all its
+/// responses in order, once the last one arrives.
+struct Parked {
+    reply: oneshot::Sender<Reply>,
+    items: Vec<(Header, Req)>,
+    resps: Vec<Resp>,
+    open: usize,
+}
+
+/// Jobs waiting for deferred answers, and which slot each token fills.
+#[derive(Default)]
+pub struct ParkedJobs {
+    next: u64,
+    jobs: HashMap<u64, Parked>,
+    slots: HashMap<RequestToken, (u64, usize)>,
+}
+
+impl ParkedJobs {
+    /// Park `job` if one of its responses is deferred; otherwise hand it back.
+    fn park(
+        &mut self,
+        reply: oneshot::Sender<Reply>,
+        items: Vec<(Header, Req)>,
+        resps: Vec<Resp>,
+    ) -> Option<(oneshot::Sender<Reply>, Reply)> {
+        let tokens: Vec<(usize, RequestToken)> = resps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Resp::Deferred(t) => Some((i, *t)),
+                _ => None,
+            })
+            .collect();
+        if tokens.is_empty() {
+            return Some((reply, Reply { items, resps }));
+        }
+        self.next += 1;
+        let id = self.next;
+        for &(i, t) in &tokens {
+            self.slots.insert(t, (id, i));
+        }
+        let open = tokens.len();
+        self.jobs.insert(
+            id,
+            Parked {
+                reply,
+                items,
+                resps,
+                open,
+            },
+        );
+        None
+    }
+
+    /// Fill a deferred slot; the job, once complete, is returned for release.
+    fn answer(
+        &mut self,
+        token: RequestToken,
+        resp: Resp,
+    ) -> Option<(oneshot::Sender<Reply>, Reply)> {
+        let (id, i) = self.slots.remove(&token)?;
+        let p = self.jobs.get_mut(&id)?;
+        p.resps[i] = resp;
+        p.open -= 1;
+        if p.open > 0 {
+            return None;
+        }
+        let p = self.jobs.remove(&id)?;
+        Some((
+            p.reply,
+            Reply {
+                items: p.items,
+                resps: p.resps,
+            },
+        ))
+    }
+
+    /// Drop the jobs whose connection is gone; returns their open tokens.
+    fn drop_closed(&mut self) -> Vec<RequestToken> {
+        if self.jobs.is_empty() {
+            return Vec::new();
+        }
+        self.jobs.retain(|_, p| !p.reply.is_closed());
+        let jobs = &self.jobs;
+        let mut gone = Vec::new();
+        self.slots.retain(|t, (id, _)| {
+            let keep = jobs.contains_key(id);
+            if !keep {
+                gone.push(*t);
+            }
+            keep
+        });
+        gone
+    }
+
+    /// Jobs waiting.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
 }
 
 /// Jobs taken per batch at most.
@@ -54,6 +161,8 @@ pub struct Owner {
     pub spin: Duration,
     /// Test fault injection (see [`super::ServeOptions::panic_owner_on_client_id`]).
     pub panic_on_client_id: Option<String>,
+    /// Jobs holding a JoinGroup / SyncGroup not answered yet.
+    pub parked: ParkedJobs,
 }
 
 impl Owner {
@@ -179,14 +288,9 @@ impl Owner {
                 entries.extend(h.entries);
                 resps.push(h.resp);
             }
-            replies.push((
-                job.reply,
-                Reply {
-                    items: job.items,
-                    resps,
-                },
-            ));
+            replies.extend(self.parked.park(job.reply, job.items, resps));
         }
+        self.route_answers(&mut replies);
         let counters = std::mem::take(&mut self.state.counters);
         let metrics = &self.shared.metrics;
         metrics.heartbeats.fetch_add(counters.heartbeats, Relaxed);
@@ -197,11 +301,26 @@ impl Owner {
 
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
         let entries = self.state.fire_timers(now_ms());
-        if entries.is_empty() {
+        // A timer may complete deferred requests (the join phase ends at the rebalance timeout).
+        let mut replies = Vec::new();
+        self.route_answers(&mut replies);
+        if entries.is_empty() && replies.is_empty() {
             return Ok(());
         }
         self.note(&entries, live);
-        self.committer.submit(entries, Vec::new())
+        self.committer.submit(entries, replies)
+    }
+
+    /// Give every answer the core completed to its parked job; complete jobs join `replies`,
+    /// released by the commit path after the records they depend on are durable. Jobs whose
+    /// connection closed are dropped and their tokens forgotten.
+    fn route_answers(&mut self, replies: &mut Vec<(oneshot::Sender<Reply>, Reply)>) {
+        for (token, resp) in self.state.take_answers() {
+            replies.extend(self.parked.answer(token, resp));
+        }
+        for token in self.parked.drop_closed() {
+            self.state.forget(token);
+        }
     }
 
     /// Count rebalances and tell the live view which groups changed.
@@ -232,5 +351,93 @@ impl Owner {
         self.shared.live.send_replace(snap.clone());
         *last = Instant::now();
         snap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::wire::{RequestKind, ResponseKind};
+    use kafka_protocol::messages::{HeartbeatResponse, JoinGroupRequest, SyncGroupRequest};
+
+    fn header(key: i16) -> Header {
+        Header {
+            api_key: key,
+            api_version: 5,
+            correlation_id: 1,
+            client_id: None,
+        }
+    }
+
+    fn answer() -> Resp {
+        Resp::Kafka(ResponseKind::Heartbeat(HeartbeatResponse::default()))
+    }
+
+    /// A job with two deferred answers and an immediate one is released once, when its last
+    /// answer arrives, with its responses in request order.
+    #[test]
+    fn a_parked_job_is_released_when_its_last_answer_arrives() {
+        let mut parked = ParkedJobs::default();
+        let (tx, mut rx) = oneshot::channel();
+        let items = vec![
+            (
+                header(11),
+                Req::Kafka(RequestKind::JoinGroup(JoinGroupRequest::default())),
+            ),
+            (
+                header(12),
+                Req::Kafka(RequestKind::Heartbeat(Default::default())),
+            ),
+            (
+                header(14),
+                Req::Kafka(RequestKind::SyncGroup(SyncGroupRequest::default())),
+            ),
+        ];
+        let resps = vec![
+            Resp::Deferred(RequestToken(1)),
+            answer(),
+            Resp::Deferred(RequestToken(2)),
+        ];
+        assert!(parked.park(tx, items, resps).is_none());
+        assert_eq!(parked.len(), 1);
+        assert!(parked.answer(RequestToken(2), answer()).is_none());
+        assert!(
+            parked.answer(RequestToken(7), answer()).is_none(),
+            "unknown token"
+        );
+        let (tx, reply) = parked.answer(RequestToken(1), answer()).expect("released");
+        assert!(reply.resps.iter().all(|r| !matches!(r, Resp::Deferred(_))));
+        assert_eq!(reply.items.len(), 3);
+        assert!(parked.is_empty());
+        tx.send(reply).ok().unwrap();
+        assert!(rx.try_recv().is_ok());
+    }
+
+    /// A job without deferred answers is handed back at once; a parked job whose connection is
+    /// gone is dropped and its open tokens are returned (to be forgotten by the state).
+    #[test]
+    fn jobs_of_closed_connections_are_dropped() {
+        let mut parked = ParkedJobs::default();
+        let (tx, _rx) = oneshot::channel();
+        let immediate = parked.park(tx, vec![], vec![answer()]);
+        assert!(immediate.is_some());
+        let (tx, rx) = oneshot::channel();
+        let items = vec![(
+            header(11),
+            Req::Kafka(RequestKind::JoinGroup(JoinGroupRequest::default())),
+        )];
+        assert!(
+            parked
+                .park(tx, items, vec![Resp::Deferred(RequestToken(3))])
+                .is_none()
+        );
+        assert!(
+            parked.drop_closed().is_empty(),
+            "the connection is still open"
+        );
+        drop(rx);
+        assert_eq!(parked.drop_closed(), vec![RequestToken(3)]);
+        assert!(parked.is_empty());
+        assert!(parked.answer(RequestToken(3), answer()).is_none());
     }
 }

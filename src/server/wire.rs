@@ -9,6 +9,7 @@ use kafka_protocol::messages::api_versions_response::{
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
+use crate::coordinator::classic::RequestToken;
 use crate::error::ErrorCode;
 use crate::protocol::{
     RequestHeader, STREAMS_GROUP_DESCRIBE_KEY, STREAMS_GROUP_HEARTBEAT_KEY, STREAMS_MAX_VERSION,
@@ -66,6 +67,10 @@ kafka_enums! {
     OffsetCommit(OffsetCommitRequest, OffsetCommitResponse),
     OffsetFetch(OffsetFetchRequest, OffsetFetchResponse),
     FindCoordinator(FindCoordinatorRequest, FindCoordinatorResponse),
+    JoinGroup(JoinGroupRequest, JoinGroupResponse),
+    Heartbeat(HeartbeatRequest, HeartbeatResponse),
+    LeaveGroup(LeaveGroupRequest, LeaveGroupResponse),
+    SyncGroup(SyncGroupRequest, SyncGroupResponse),
     DescribeGroups(DescribeGroupsRequest, DescribeGroupsResponse),
     ListGroups(ListGroupsRequest, ListGroupsResponse),
     CreateTopics(CreateTopicsRequest, CreateTopicsResponse),
@@ -74,6 +79,7 @@ kafka_enums! {
     InitProducerId(InitProducerIdRequest, InitProducerIdResponse),
     OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse),
+    OffsetDelete(OffsetDeleteRequest, OffsetDeleteResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -89,6 +95,10 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::OffsetCommit as i16, 2, 9),
     (ApiKey::OffsetFetch as i16, 1, 9),
     (ApiKey::FindCoordinator as i16, 0, 6),
+    (ApiKey::JoinGroup as i16, 2, 9), // v0-1 removed in Kafka 4.0 (KIP-896)
+    (ApiKey::Heartbeat as i16, 0, 4),
+    (ApiKey::LeaveGroup as i16, 0, 5),
+    (ApiKey::SyncGroup as i16, 0, 5),
     (ApiKey::DescribeGroups as i16, 0, 6),
     (ApiKey::ListGroups as i16, 0, 5),
     (API_VERSIONS_KEY, 0, 4),
@@ -98,6 +108,7 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::InitProducerId as i16, 0, 5),       // data_plane; idempotent producers only
     (ApiKey::OffsetForLeaderEpoch as i16, 2, 4), // data_plane
     (ApiKey::DeleteGroups as i16, 0, 2),
+    (ApiKey::OffsetDelete as i16, 0, 0),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,
@@ -151,6 +162,18 @@ pub enum Resp {
     Kafka(ResponseKind),
     Heartbeat(StreamsGroupHeartbeatResponse),
     Describe(StreamsGroupDescribeResponse),
+    /// A JoinGroup or SyncGroup answered later (completed by another member's request or a
+    /// timer): the owner parks the request under this token until
+    /// [`State::take_answers`](super::kafka::State::take_answers) yields its answer. Never encoded.
+    Deferred(RequestToken),
+}
+
+/// Whether a request's answer may be deferred (JoinGroup and SyncGroup).
+pub fn may_defer(req: &Req) -> bool {
+    matches!(
+        req,
+        Req::Kafka(RequestKind::JoinGroup(_) | RequestKind::SyncGroup(_))
+    )
 }
 
 /// What a frame decodes to.
@@ -283,6 +306,7 @@ pub fn encode_response_into(h: &Header, resp: &Resp, buf: &mut BytesMut) -> Resu
         Resp::Describe(r) => {
             codec88::encode_describe_response(r, h.api_version).map(|b| buf.put_slice(&b))
         }
+        Resp::Deferred(t) => Err(format!("deferred answer {} was never completed", t.0)),
     };
     if let Err(e) = r {
         buf.truncate(start);

@@ -4,17 +4,17 @@
 //! sockets, no clock, no threads: the owner task drives it, and the unit tests (`tests.rs`) call it
 //! directly.
 
+mod classic;
 pub mod data_plane;
 pub mod prevalidate;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
-use kafka_protocol::messages::describe_groups_response::DescribedGroup as KDescribedGroup;
 use kafka_protocol::messages::list_groups_response::ListedGroup as KListedGroup;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
@@ -67,6 +67,8 @@ pub struct State {
     /// (consecutive requests mostly come from one connection's batch): no allocation per
     /// heartbeat.
     ctx: RequestContext,
+    /// JoinGroup / SyncGroup requests waiting for their answer.
+    deferred: classic::Deferred,
 }
 
 /// The result of one request.
@@ -87,6 +89,7 @@ impl State {
             counters: Counters::default(),
             data,
             ctx: RequestContext::default(),
+            deferred: classic::Deferred::default(),
         }
     }
 
@@ -211,6 +214,24 @@ impl State {
                 ),
             )),
             Req::Kafka(k) => Resp::Kafka(match k {
+                // Deferred: the answer comes from `take_answers`.
+                RequestKind::JoinGroup(r) => {
+                    let resp = self.join_group(now, h, peer, r, &mut entries);
+                    return Handled { resp, entries };
+                }
+                RequestKind::SyncGroup(r) => {
+                    let resp = self.sync_group(now, h, r, &mut entries);
+                    return Handled { resp, entries };
+                }
+                RequestKind::Heartbeat(r) => {
+                    ResponseKind::Heartbeat(self.classic_heartbeat(now, r, &mut entries))
+                }
+                RequestKind::LeaveGroup(r) => {
+                    ResponseKind::LeaveGroup(self.leave_group(now, v, r, &mut entries))
+                }
+                RequestKind::OffsetDelete(r) => {
+                    ResponseKind::OffsetDelete(self.offset_delete(now, r, &mut entries))
+                }
                 RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, r)),
                 RequestKind::FindCoordinator(r) => {
                     ResponseKind::FindCoordinator(find_coordinator(&self.host, self.port, v, r))
@@ -263,6 +284,13 @@ impl State {
     ) -> StreamsGroupHeartbeatResponse {
         // Broker-layer checks (streams enabled, internal/invalid topic names, spec §3.1) are
         // done by the coordinator itself.
+        self.update_ctx(h, peer);
+        let o = self.coord.streams_group_heartbeat(now, &self.ctx, r);
+        self.absorb(o, entries)
+    }
+
+    /// The request context of `h` from `peer`, kept in `self.ctx`.
+    fn update_ctx(&mut self, h: &Header, peer: &str) {
         let client_id = h.client_id.as_deref().unwrap_or_default();
         if self.ctx.client_id != client_id {
             client_id.clone_into(&mut self.ctx.client_id);
@@ -272,8 +300,6 @@ impl State {
             self.ctx.client_host = format!("/{peer}");
         }
         self.ctx.api_version = h.api_version;
-        let o = self.coord.streams_group_heartbeat(now, &self.ctx, r);
-        self.absorb(o, entries)
     }
 
     fn metadata(&self, v: i16, r: &MetadataRequest) -> MetadataResponse {
@@ -347,30 +373,6 @@ impl State {
                 l
             })
             .collect();
-        resp
-    }
-
-    fn describe_groups(&self, v: i16, r: &DescribeGroupsRequest) -> DescribeGroupsResponse {
-        let streams: BTreeSet<String> = self.coord.group_ids().into_iter().collect();
-        let mut resp = DescribeGroupsResponse::default();
-        for g in &r.groups {
-            let id = g.0.to_string();
-            let mut d = KDescribedGroup::default();
-            d.group_id = g.clone();
-            d.group_state = s("Dead");
-            // Kafka (GroupMetadataManager.describeGroups): a group that is not a classic group
-            // is answered as not found: GROUP_ID_NOT_FOUND + message from v6, a Dead group
-            // without error before.
-            if v >= 6 {
-                d.error_code = ErrorCode::GROUP_ID_NOT_FOUND.0;
-                d.error_message = Some(s(if streams.contains(&id) {
-                    format!("Group {id} is not a classic group.")
-                } else {
-                    format!("Group {id} not found.")
-                }));
-            }
-            resp.groups.push(d);
-        }
         resp
     }
 

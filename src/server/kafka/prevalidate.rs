@@ -300,6 +300,68 @@ const DELETE_GROUPS: Layout = Layout {
     fields: &[F(Prims(&Str), 0, ALL)],
 };
 
+const JOIN_GROUP: Layout = Layout {
+    flexible_from: 6,
+    fields: &[
+        F(Str, 0, ALL), // group id
+        F(I32, 0, ALL), // session timeout
+        F(I32, 1, ALL), // rebalance timeout
+        F(Str, 0, ALL), // member id
+        F(Str, 5, ALL), // group instance id
+        F(Str, 0, ALL), // protocol type
+        F(Structs(&[F(Str, 0, ALL), F(Bytes, 0, ALL)]), 0, ALL), // protocols: name, metadata
+        F(Str, 8, ALL), // reason
+    ],
+};
+
+const HEARTBEAT: Layout = Layout {
+    flexible_from: 4,
+    fields: &[
+        F(Str, 0, ALL), // group id
+        F(I32, 0, ALL), // generation id
+        F(Str, 0, ALL), // member id
+        F(Str, 3, ALL), // group instance id
+    ],
+};
+
+const LEAVE_GROUP: Layout = Layout {
+    flexible_from: 4,
+    fields: &[
+        F(Str, 0, ALL), // group id
+        F(Str, 0, 2),   // member id
+        F(
+            Structs(&[F(Str, 3, ALL), F(Str, 3, ALL), F(Str, 5, ALL)]),
+            3,
+            ALL,
+        ), // members: member id, group instance id, reason
+    ],
+};
+
+const SYNC_GROUP: Layout = Layout {
+    flexible_from: 4,
+    fields: &[
+        F(Str, 0, ALL), // group id
+        F(I32, 0, ALL), // generation id
+        F(Str, 0, ALL), // member id
+        F(Str, 3, ALL), // group instance id
+        F(Str, 5, ALL), // protocol type
+        F(Str, 5, ALL), // protocol name
+        F(Structs(&[F(Str, 0, ALL), F(Bytes, 0, ALL)]), 0, ALL), // assignments
+    ],
+};
+
+const OFFSET_DELETE: Layout = Layout {
+    flexible_from: i16::MAX, // never flexible
+    fields: &[
+        F(Str, 0, ALL), // group id
+        F(
+            Structs(&[F(Str, 0, ALL), F(Structs(&[F(I32, 0, ALL)]), 0, ALL)]),
+            0,
+            ALL,
+        ), // topics: name, partitions
+    ],
+};
+
 fn layout(key: i16) -> Option<&'static Layout> {
     Some(match key {
         0 => &PRODUCE,
@@ -309,6 +371,10 @@ fn layout(key: i16) -> Option<&'static Layout> {
         8 => &OFFSET_COMMIT,
         9 => &OFFSET_FETCH,
         10 => &FIND_COORDINATOR,
+        11 => &JOIN_GROUP,
+        12 => &HEARTBEAT,
+        13 => &LEAVE_GROUP,
+        14 => &SYNC_GROUP,
         15 => &DESCRIBE_GROUPS,
         16 => &LIST_GROUPS,
         18 => &API_VERSIONS,
@@ -318,6 +384,7 @@ fn layout(key: i16) -> Option<&'static Layout> {
         22 => &INIT_PRODUCER_ID,
         23 => &OFFSET_FOR_LEADER_EPOCH,
         42 => &DELETE_GROUPS,
+        47 => &OFFSET_DELETE,
         _ => return None,
     })
 }

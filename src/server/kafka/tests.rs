@@ -219,3 +219,246 @@ fn committed_offsets_are_logged_and_read_back() {
     };
     assert_eq!(resp.topics[0].partitions[0].committed_offset, 42);
 }
+
+// Classic groups: JoinGroup and SyncGroup answers are deferred and come out of `take_answers`.
+
+fn join_group(state: &mut State, now: Millis, member_id: &str) -> Handled {
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    let mut p = JoinGroupRequestProtocol::default();
+    p.name = StrBytes::from_static_str("range");
+    p.metadata = bytes::Bytes::from_static(b"sub");
+    let mut r = JoinGroupRequest::default();
+    r.group_id = GroupId(StrBytes::from_static_str("cg"));
+    r.session_timeout_ms = 45_000;
+    r.rebalance_timeout_ms = 60_000;
+    r.member_id = StrBytes::from_string(member_id.into());
+    r.protocol_type = StrBytes::from_static_str("consumer");
+    r.protocols = vec![p];
+    state.handle(
+        now,
+        &header(11, 9),
+        "10.0.0.1",
+        &Req::Kafka(RequestKind::JoinGroup(r)),
+    )
+}
+
+fn sync_group(
+    state: &mut State,
+    now: Millis,
+    member_id: &str,
+    generation: i32,
+    assignments: &[(&str, &'static [u8])],
+) -> Handled {
+    use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+    let mut r = SyncGroupRequest::default();
+    r.group_id = GroupId(StrBytes::from_static_str("cg"));
+    r.generation_id = generation;
+    r.member_id = StrBytes::from_string(member_id.into());
+    r.protocol_type = Some(StrBytes::from_static_str("consumer"));
+    r.protocol_name = Some(StrBytes::from_static_str("range"));
+    r.assignments = assignments
+        .iter()
+        .map(|(m, a)| {
+            let mut x = SyncGroupRequestAssignment::default();
+            x.member_id = StrBytes::from_string(m.to_string());
+            x.assignment = bytes::Bytes::from_static(a);
+            x
+        })
+        .collect();
+    state.handle(
+        now,
+        &header(14, 5),
+        "10.0.0.1",
+        &Req::Kafka(RequestKind::SyncGroup(r)),
+    )
+}
+
+fn classic_heartbeat(state: &mut State, now: Millis, member_id: &str, generation: i32) -> i16 {
+    let mut r = HeartbeatRequest::default();
+    r.group_id = GroupId(StrBytes::from_static_str("cg"));
+    r.generation_id = generation;
+    r.member_id = StrBytes::from_string(member_id.into());
+    let h = state.handle(
+        now,
+        &header(12, 4),
+        "10.0.0.1",
+        &Req::Kafka(RequestKind::Heartbeat(r)),
+    );
+    let Resp::Kafka(ResponseKind::Heartbeat(resp)) = h.resp else {
+        panic!("not a heartbeat response")
+    };
+    resp.error_code
+}
+
+fn deferred_token(h: &Handled) -> crate::coordinator::classic::RequestToken {
+    match h.resp {
+        Resp::Deferred(t) => t,
+        ref other => panic!("expected a deferred answer, got {other:?}"),
+    }
+}
+
+fn answers(state: &mut State) -> Vec<(crate::coordinator::classic::RequestToken, Resp)> {
+    state.take_answers()
+}
+
+fn join_answer(resp: Resp) -> JoinGroupResponse {
+    match resp {
+        Resp::Kafka(ResponseKind::JoinGroup(j)) => j,
+        other => panic!("expected a JoinGroup response, got {other:?}"),
+    }
+}
+
+fn sync_answer(resp: Resp) -> SyncGroupResponse {
+    match resp {
+        Resp::Kafka(ResponseKind::SyncGroup(s)) => s,
+        other => panic!("expected a SyncGroup response, got {other:?}"),
+    }
+}
+
+/// Two members: MEMBER_ID_REQUIRED, both joins held until the initial delay ends (a timer), the
+/// leader's SyncGroup answers the waiting follower too, then heartbeats; a third member's join
+/// makes the next heartbeat answer REBALANCE_IN_PROGRESS.
+#[test]
+fn classic_join_sync_heartbeat_round_with_two_members() {
+    let mut state = state();
+    let mut member_ids = Vec::new();
+    let mut tokens = Vec::new();
+    for _ in 0..2 {
+        // v4+: the first join only hands out a member id.
+        let first = join_group(&mut state, NOW, "");
+        let t = deferred_token(&first);
+        let mut got = answers(&mut state);
+        assert_eq!(got.len(), 1);
+        let (token, resp) = got.remove(0);
+        assert_eq!(token, t);
+        let j = join_answer(resp);
+        assert_eq!(j.error_code, ErrorCode::MEMBER_ID_REQUIRED.0);
+        assert!(!j.member_id.is_empty());
+        // The rejoin waits for the join phase to end.
+        let again = join_group(&mut state, NOW, &j.member_id);
+        tokens.push(deferred_token(&again));
+        assert!(
+            answers(&mut state).is_empty(),
+            "join answered before the phase ended"
+        );
+        member_ids.push(j.member_id.to_string());
+    }
+    assert_eq!(state.deferred().len(), 2);
+    // The initial rebalance delay (3 s, extended once for the second member) ends the phase:
+    // a timer answers both joins.
+    let mut done = Vec::new();
+    let mut ended_at = 0;
+    for second in 1..=10 {
+        state.fire_timers(Millis(NOW.0 + second * 1_000));
+        done = answers(&mut state);
+        if !done.is_empty() {
+            ended_at = second;
+            break;
+        }
+    }
+    assert_eq!(ended_at, 6, "initial delay 3 s, extended by 3 s");
+    assert_eq!(done.len(), 2);
+    let mut leader = String::new();
+    let mut generation = -1;
+    for (token, resp) in done {
+        assert!(tokens.contains(&token));
+        let j = join_answer(resp);
+        assert_eq!(j.error_code, 0);
+        assert_eq!(j.protocol_name.as_deref(), Some("range"));
+        leader = j.leader.to_string();
+        generation = j.generation_id;
+        if j.member_id == j.leader {
+            assert_eq!(j.members.len(), 2, "the leader gets every member");
+        } else {
+            assert!(j.members.is_empty());
+        }
+    }
+    assert_eq!(generation, 1);
+    assert!(state.deferred().is_empty());
+    let follower = member_ids.iter().find(|m| **m != leader).unwrap().clone();
+    let t = Millis(NOW.0 + 6_100);
+    // The follower's SyncGroup waits for the leader's.
+    let f = sync_group(&mut state, t, &follower, generation, &[]);
+    let follower_token = deferred_token(&f);
+    assert!(answers(&mut state).is_empty());
+    let l = sync_group(
+        &mut state,
+        t,
+        &leader,
+        generation,
+        &[(leader.as_str(), b"a0"), (follower.as_str(), b"a1")],
+    );
+    let leader_token = deferred_token(&l);
+    assert!(
+        !l.entries.is_empty(),
+        "the assignment is written (GroupMetadata)"
+    );
+    let mut got: std::collections::HashMap<_, _> = answers(&mut state)
+        .into_iter()
+        .map(|(t, r)| (t, sync_answer(r)))
+        .collect();
+    assert_eq!(got.len(), 2);
+    let fa = got.remove(&follower_token).unwrap();
+    assert_eq!((fa.error_code, &fa.assignment[..]), (0, &b"a1"[..]));
+    let la = got.remove(&leader_token).unwrap();
+    assert_eq!((la.error_code, &la.assignment[..]), (0, &b"a0"[..]));
+    assert_eq!(classic_heartbeat(&mut state, t, &leader, generation), 0);
+    assert_eq!(classic_heartbeat(&mut state, t, &follower, generation), 0);
+    assert_eq!(
+        classic_heartbeat(&mut state, t, &follower, generation + 1),
+        ErrorCode::ILLEGAL_GENERATION.0
+    );
+    // A third member: MEMBER_ID_REQUIRED, then its join starts a rebalance.
+    let third = join_group(&mut state, t, "");
+    deferred_token(&third);
+    let id = join_answer(answers(&mut state).remove(0).1).member_id;
+    join_group(&mut state, t, &id);
+    assert_eq!(
+        classic_heartbeat(&mut state, t, &leader, generation),
+        ErrorCode::REBALANCE_IN_PROGRESS.0
+    );
+}
+
+/// Answers for tokens the server forgot (the connection closed) are dropped.
+#[test]
+fn classic_forgotten_token_is_not_answered() {
+    let mut state = state();
+    let first = join_group(&mut state, NOW, "");
+    deferred_token(&first);
+    let id = join_answer(answers(&mut state).remove(0).1).member_id;
+    let again = join_group(&mut state, NOW, &id);
+    state.forget(deferred_token(&again));
+    for second in 1..=10 {
+        state.fire_timers(Millis(NOW.0 + second * 1_000));
+        assert!(answers(&mut state).is_empty());
+    }
+    // The join phase did end (the answer existed and was dropped).
+    let g = state.coord.classic_group("cg").unwrap();
+    assert_eq!(g.state.name(), "CompletingRebalance");
+    assert!(state.deferred().is_empty());
+}
+
+/// DescribeGroups of a classic group is the core's answer (state, protocol, members).
+#[test]
+fn classic_describe_groups_lists_the_group() {
+    let mut state = state();
+    let first = join_group(&mut state, NOW, "");
+    deferred_token(&first);
+    let id = join_answer(answers(&mut state).remove(0).1).member_id;
+    join_group(&mut state, NOW, &id);
+    let mut r = DescribeGroupsRequest::default();
+    r.groups = vec![GroupId(StrBytes::from_static_str("cg"))];
+    let h = kafka(
+        &mut state,
+        ApiKey::DescribeGroups,
+        5,
+        RequestKind::DescribeGroups(r),
+    );
+    let Resp::Kafka(ResponseKind::DescribeGroups(d)) = h.resp else {
+        panic!("not a DescribeGroups response")
+    };
+    assert_eq!(d.groups[0].group_state.as_str(), "PreparingRebalance");
+    assert_eq!(d.groups[0].protocol_type.as_str(), "consumer");
+    assert_eq!(d.groups[0].members.len(), 1);
+    assert_eq!(d.groups[0].members[0].member_id, id);
+}
