@@ -303,14 +303,14 @@ const DELETE_GROUPS: Layout = Layout {
 const JOIN_GROUP: Layout = Layout {
     flexible_from: 6,
     fields: &[
-        F(Str, 0, ALL), // group id
-        F(I32, 0, ALL), // session timeout
-        F(I32, 1, ALL), // rebalance timeout
-        F(Str, 0, ALL), // member id
-        F(Str, 5, ALL), // group instance id
-        F(Str, 0, ALL), // protocol type
+        F(Str, 0, ALL),                                          // group id
+        F(I32, 0, ALL),                                          // session timeout
+        F(I32, 1, ALL),                                          // rebalance timeout
+        F(Str, 0, ALL),                                          // member id
+        F(Str, 5, ALL),                                          // group instance id
+        F(Str, 0, ALL),                                          // protocol type
         F(Structs(&[F(Str, 0, ALL), F(Bytes, 0, ALL)]), 0, ALL), // protocols: name, metadata
-        F(Str, 8, ALL), // reason
+        F(Str, 8, ALL),                                          // reason
     ],
 };
 
@@ -340,12 +340,12 @@ const LEAVE_GROUP: Layout = Layout {
 const SYNC_GROUP: Layout = Layout {
     flexible_from: 4,
     fields: &[
-        F(Str, 0, ALL), // group id
-        F(I32, 0, ALL), // generation id
-        F(Str, 0, ALL), // member id
-        F(Str, 3, ALL), // group instance id
-        F(Str, 5, ALL), // protocol type
-        F(Str, 5, ALL), // protocol name
+        F(Str, 0, ALL),                                          // group id
+        F(I32, 0, ALL),                                          // generation id
+        F(Str, 0, ALL),                                          // member id
+        F(Str, 3, ALL),                                          // group instance id
+        F(Str, 5, ALL),                                          // protocol type
+        F(Str, 5, ALL),                                          // protocol name
         F(Structs(&[F(Str, 0, ALL), F(Bytes, 0, ALL)]), 0, ALL), // assignments
     ],
 };
