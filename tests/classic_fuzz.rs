@@ -3,6 +3,8 @@
 //! flight and only once (§C3.4), the group stays well-formed, generations never go back, and
 //! replaying the records rebuilds every settled group and the persistent state hash (§C7).
 //! Shrinks to a minimal failing sequence.
+// Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,6 +6,8 @@
 //!   prints each of its steps on both sides.
 //! * `record` (ignored; `tests/differential/record.sh` runs it against a fresh broker): rewrites the
 //!   recording from the broker at `GROUPCOORD_DIFF_BOOTSTRAP`.
+// Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
+#![cfg(not(target_arch = "wasm32"))]
 
 #[path = "differential/compare.rs"]
 mod compare;

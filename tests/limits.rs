@@ -1,6 +1,8 @@
 //! Bounds on what a client can make the coordinator store (issue 11 item 1), in the pure core:
 //! a request beyond a bound is refused with Kafka's error code and writes no record, and a
 //! record beyond a bound in an old log stops the replay instead of the assignor.
+// Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 
