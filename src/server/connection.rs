@@ -19,6 +19,7 @@ use tracing::{debug, error, warn};
 use super::frame::{Frame, FrameReader, IDLE_BUFFER, ReadError, Reservation};
 use super::kafka::{self, data_plane};
 use super::owner::{Job, Reply};
+use super::peer::Peer;
 use super::wire::{self, Decoded, Header, Req, RequestKind, Resp, ResponseKind};
 use super::{ServeOptions, Shared};
 
@@ -44,7 +45,8 @@ enum Pending {
 /// A connection's settings.
 pub struct Connection {
     peer: SocketAddr,
-    peer_ip: Arc<str>,
+    /// The sender as the handlers see it; a SASL listener replaces its principal.
+    peer_id: Arc<Peer>,
     shared: Arc<Shared>,
     idle: Duration,
     max_frame: usize,
@@ -55,7 +57,7 @@ impl Connection {
     pub fn new(peer: SocketAddr, shared: Arc<Shared>, opts: &ServeOptions) -> Connection {
         Connection {
             peer,
-            peer_ip: Arc::from(peer.ip().to_string()),
+            peer_id: Arc::new(Peer::anonymous(&peer.ip().to_string())),
             shared,
             idle: Duration::from_millis(opts.server.connections_max_idle_ms.max(1) as u64),
             max_frame: opts.server.socket_request_max_bytes.max(0) as usize,
@@ -195,7 +197,7 @@ impl Connection {
                 tokio::spawn(long_poll_fetch(
                     shared.clone(),
                     h,
-                    self.peer_ip.clone(),
+                    self.peer_id.clone(),
                     r,
                     tx,
                 ));
@@ -226,7 +228,7 @@ impl Connection {
         let (tx, rx) = oneshot::channel();
         let job = Job {
             items,
-            peer: self.peer_ip.clone(),
+            peer: self.peer_id.clone(),
             reply: tx,
         };
         if self.shared.owner.send(job).await.is_err() {
@@ -324,7 +326,7 @@ async fn flush(wr: &mut OwnedWriteHalf, out: &mut BytesMut) -> bool {
 async fn long_poll_fetch(
     shared: Arc<Shared>,
     h: Header,
-    peer: Arc<str>,
+    peer: Arc<Peer>,
     r: kafka_protocol::messages::FetchRequest,
     out: oneshot::Sender<Reply>,
 ) {

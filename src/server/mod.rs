@@ -24,6 +24,7 @@ pub mod frame;
 pub mod kafka;
 pub mod listener;
 pub mod owner;
+pub mod peer;
 pub mod storage;
 pub mod tools;
 pub mod web;

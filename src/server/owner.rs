@@ -19,6 +19,7 @@ use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
 use super::kafka::State;
+use super::peer::Peer;
 use super::storage::log::LogEntry;
 use super::web::{LiveSnapshot, LiveView};
 use super::wire::{Header, Req, Resp};
@@ -28,7 +29,8 @@ use super::{Shared, now_ms};
 pub struct Job {
     /// Answered together, in this order.
     pub items: Vec<(Header, Req)>,
-    pub peer: Arc<str>,
+    /// The connection's sender (address and principal).
+    pub peer: Arc<Peer>,
     pub reply: oneshot::Sender<Reply>,
 }
 

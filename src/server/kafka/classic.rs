@@ -24,6 +24,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::coordinator::classic::{ClassicReply, RequestToken};
 use crate::protocol::classic as core;
+use crate::server::peer::Peer;
 use crate::server::storage::log::LogEntry;
 use crate::server::wire::{Header, Resp, ResponseKind};
 use crate::types::Millis;
@@ -68,7 +69,7 @@ impl State {
         &mut self,
         now: Millis,
         h: &Header,
-        peer: &str,
+        peer: &Peer,
         r: &JoinGroupRequest,
         entries: &mut Vec<LogEntry>,
     ) -> Resp {

@@ -40,6 +40,7 @@ use crate::coordinator::{
     Coordinator, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
     Outcome, RequestContext,
 };
+use crate::server::peer::Peer;
 use crate::server::storage::log::{LogEntry, TopicChange};
 use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
 
@@ -184,7 +185,7 @@ impl State {
         entries
     }
 
-    pub fn handle(&mut self, now: Millis, h: &Header, peer: &str, req: &Req) -> Handled {
+    pub fn handle(&mut self, now: Millis, h: &Header, peer: &Peer, req: &Req) -> Handled {
         self.counters.requests += 1;
         let mut entries = Vec::new();
         let v = h.api_version;
@@ -278,7 +279,7 @@ impl State {
         &mut self,
         now: Millis,
         h: &Header,
-        peer: &str,
+        peer: &Peer,
         r: &StreamsGroupHeartbeatRequest,
         entries: &mut Vec<LogEntry>,
     ) -> StreamsGroupHeartbeatResponse {
@@ -290,7 +291,8 @@ impl State {
     }
 
     /// The request context of `h` from `peer`, kept in `self.ctx`.
-    fn update_ctx(&mut self, h: &Header, peer: &str) {
+    fn update_ctx(&mut self, h: &Header, peer: &Peer) {
+        let peer: &str = &peer.host;
         let client_id = h.client_id.as_deref().unwrap_or_default();
         if self.ctx.client_id != client_id {
             client_id.clone_into(&mut self.ctx.client_id);

@@ -36,7 +36,7 @@ fn kafka(state: &mut State, key: ApiKey, version: i16, req: RequestKind) -> Hand
     state.handle(
         NOW,
         &header(key as i16, version),
-        "10.0.0.1",
+        &Peer::anonymous("10.0.0.1"),
         &Req::Kafka(req),
     )
 }
@@ -72,7 +72,12 @@ fn join(state: &mut State, group: &str, member: &str) -> Handled {
         warmup_tasks: Some(Vec::new()),
         ..Default::default()
     };
-    state.handle(NOW, &header(88, 0), "10.0.0.1", &Req::Heartbeat(r))
+    state.handle(
+        NOW,
+        &header(88, 0),
+        &Peer::anonymous("10.0.0.1"),
+        &Req::Heartbeat(r),
+    )
 }
 
 fn describe(state: &State, group: &str) -> crate::protocol::DescribedGroup {
@@ -237,7 +242,7 @@ fn join_group(state: &mut State, now: Millis, member_id: &str) -> Handled {
     state.handle(
         now,
         &header(11, 9),
-        "10.0.0.1",
+        &Peer::anonymous("10.0.0.1"),
         &Req::Kafka(RequestKind::JoinGroup(r)),
     )
 }
@@ -268,7 +273,7 @@ fn sync_group(
     state.handle(
         now,
         &header(14, 5),
-        "10.0.0.1",
+        &Peer::anonymous("10.0.0.1"),
         &Req::Kafka(RequestKind::SyncGroup(r)),
     )
 }
@@ -281,7 +286,7 @@ fn classic_heartbeat(state: &mut State, now: Millis, member_id: &str, generation
     let h = state.handle(
         now,
         &header(12, 4),
-        "10.0.0.1",
+        &Peer::anonymous("10.0.0.1"),
         &Req::Kafka(RequestKind::Heartbeat(r)),
     );
     let Resp::Kafka(ResponseKind::Heartbeat(resp)) = h.resp else {

@@ -17,6 +17,7 @@ use crate::protocol::{
 
 use crate::server::Shared;
 use crate::server::owner::Job;
+use crate::server::peer::Peer;
 use crate::server::wire::{Header, Req, Resp};
 
 pub const DEMO_TOPIC: &str = "demo-input";
@@ -71,7 +72,7 @@ async fn call(
         .owner
         .send(Job {
             items: vec![(header, Req::Heartbeat(req))],
-            peer: "127.0.0.1".into(),
+            peer: Arc::new(Peer::anonymous("127.0.0.1")),
             reply: tx,
         })
         .await
