@@ -8,8 +8,8 @@
 //! prints the same report as `groupcoord bench assignor`.
 
 use criterion::{Criterion, black_box};
+use groupcoord::assignor::KafkaStickyAssignor;
 use groupcoord::assignor::bench::{BenchInput, bench_assignor_cli};
-use groupcoord::assignor::kafka_sticky::KafkaStickyAssignor;
 use groupcoord::assignor::{GroupAssignment, GroupSpec, TaskAssignor, TopologySpec};
 
 /// The default `sticky` assignor (Kafka 4.4's algorithm).

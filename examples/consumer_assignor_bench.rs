@@ -6,13 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use groupcoord::assignor::consumer::java_order::{
-    string_hash_map_order, string_hash_set_copy_order,
-};
 use groupcoord::assignor::consumer::{
     GroupAssignment, GroupSpec, MemberSpec, PartitionAssignor, RangeAssignor, TopicDescription,
     TopicId, TopicMetadata, UniformAssignor,
 };
+use groupcoord::assignor::consumer::{string_hash_map_order, string_hash_set_copy_order};
 
 /// A member's partitions by topic, in record order.
 type Owned = Vec<(TopicId, Vec<i32>)>;

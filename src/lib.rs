@@ -1,19 +1,37 @@
 //! # groupcoord
 //!
-//! Apache Kafka 4.4's streams group coordinator (KIP-1071) as a pure, deterministic state
-//! machine. The core does no I/O, reads no clock and no global RNG: every operation takes `now`
-//! and returns a response, the records it wrote and the timer changes. State changes only by
-//! replaying records, so a restart is a replay.
+//! Apache Kafka 4.4's group coordinator as a pure, deterministic state machine: streams groups
+//! (KIP-1071) and classic consumer groups, plus Kafka's server-side consumer assignors. The core
+//! does no I/O, reads no clock and no global RNG: every operation takes `now` and returns a
+//! response, the records it wrote and the timer changes. State changes only by replaying
+//! records, so a restart is a replay.
 //!
-//! Main types: [`coordinator::Coordinator`], [`records::Record`], [`protocol`] (wire messages of
-//! API keys 88/89), [`assignor::TaskAssignor`], [`topology::configure_topics`].
+//! The types most users need are re-exported here:
+//!
+//! * the core: [`Coordinator`] with its [`RequestContext`] and [`CoordinatorConfig`]; every
+//!   operation returns an [`Outcome`] (response, [`Record`]s, [`TimerChange`]s keyed by
+//!   [`TimerKey`]); time is [`Millis`], errors are Kafka's [`ErrorCode`]s.
+//! * the wire messages of API keys 88/89: [`StreamsGroupHeartbeatRequest`] /
+//!   [`StreamsGroupHeartbeatResponse`] and [`StreamsGroupDescribeRequest`] /
+//!   [`StreamsGroupDescribeResponse`] (the rest, classic messages included, in [`protocol`]).
+//! * storage: [`encode_record`] / [`decode_record`] (Kafka's `__consumer_offsets` format),
+//!   [`compact`]; decoders fail with a [`WireError`] that names the field.
+//! * topics: [`MetadataImage`] (topic name to partition count) and [`configure_topics`], the
+//!   topology check behind a streams heartbeat's status.
+//! * assignors: the streams [`TaskAssignor`] trait with [`KafkaStickyAssignor`] (Kafka's
+//!   `sticky`) and [`StickyTaskAssignor`] (the rack-aware and warm-up variants); the consumer
+//!   [`PartitionAssignor`] trait with [`UniformAssignor`] and [`RangeAssignor`].
+//! * testing: the deterministic [`Simulation`] (what the browser explorer runs) and
+//!   [`run_scenario`] (the data-driven tests in `tests/scenarios/`).
+//! * the native server (not on wasm32): [`start`] with [`ServeOptions`] returns a
+//!   [`ServerHandle`]; `server::tools` and `server::storage` hold the CLI's tools.
 //!
 //! ```
-//! use groupcoord::config::CoordinatorConfig;
-//! use groupcoord::coordinator::{Coordinator, RequestContext};
-//! use groupcoord::protocol::{StreamsGroupHeartbeatRequest, Subtopology, Topology};
-//! use groupcoord::topology::MetadataImage;
-//! use groupcoord::types::Millis;
+//! use groupcoord::protocol::{Subtopology, Topology};
+//! use groupcoord::{
+//!     Coordinator, CoordinatorConfig, MetadataImage, Millis, RequestContext,
+//!     StreamsGroupHeartbeatRequest,
+//! };
 //!
 //! let mut coordinator = Coordinator::new(CoordinatorConfig::default());
 //! let mut topics = MetadataImage::default();
@@ -85,11 +103,30 @@ pub mod sim;
 pub mod topic;
 pub mod topology;
 pub mod types;
-pub mod util;
-pub mod wire;
+mod util;
+mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod server;
+
+pub use assignor::consumer::{PartitionAssignor, RangeAssignor, UniformAssignor};
+pub use assignor::{KafkaStickyAssignor, StickyTaskAssignor, TaskAssignor};
+pub use config::CoordinatorConfig;
+pub use coordinator::{Coordinator, Outcome, RequestContext, TimerChange, TimerKey};
+pub use error::ErrorCode;
+pub use protocol::{
+    StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse,
+};
+pub use records::{Record, compact, decode_record, encode_record};
+pub use scenario::run_scenario;
+pub use sim::Simulation;
+pub use topology::{MetadataImage, configure_topics};
+pub use types::Millis;
+pub use wire::WireError;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use server::{ServeOptions, ServerHandle, start};

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupcoord::assignor::kafka_sticky::KafkaStickyAssignor;
-use groupcoord::assignor::sticky::StickyTaskAssignor;
+use groupcoord::assignor::KafkaStickyAssignor;
+use groupcoord::assignor::StickyTaskAssignor;
 use groupcoord::assignor::{
     AssignmentConfigs, GroupAssignment, GroupSpec, MemberSpec, SubtopologySpec, TaskAssignor,
     TopologySpec,

@@ -13,13 +13,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 
-use groupcoord::assignor::consumer::java_order::{
-    string_hash_map_order, string_hash_set_copy_order,
-};
 use groupcoord::assignor::consumer::{
     GroupAssignment, GroupSpec, MemberSpec, PartitionAssignor, RangeAssignor, SubscriptionType,
     TopicDescription, TopicId, TopicMetadata, UniformAssignor,
 };
+use groupcoord::assignor::consumer::{string_hash_map_order, string_hash_set_copy_order};
 use serde::Deserialize;
 
 const RECORDING: &str = concat!(

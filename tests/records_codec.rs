@@ -6,16 +6,16 @@
 
 use std::collections::BTreeMap;
 
-use groupcoord::records::codec::{
-    RecordCodecError, decode_batch, decode_record, encode_batch, encode_record,
-};
+use groupcoord::WireError;
 use groupcoord::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
     OffsetCommitValue, Record, TargetAssignmentMetadataValue, UserEndpoint,
 };
+use groupcoord::records::{
+    RecordCodecError, decode_batch, decode_record, encode_batch, encode_record,
+};
 use groupcoord::topology::{CopartitionGroup, KeyValue, StreamsTopology, Subtopology, TopicInfo};
 use groupcoord::types::{ActiveTasks, TaskSet, TasksTuple, TasksWithEpochs};
-use groupcoord::wire::WireError;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ async fn storm(
             if rd.read_exact(&mut f).await.is_err() {
                 return;
             }
-            let (rc, body) = groupcoord::server::wire::split_response(88, 1, &f).unwrap();
+            let (rc, body) = client::split_response(88, 1, &f).unwrap();
             assert_eq!(rc, c);
             let r = client::decode_heartbeat(body, 1).unwrap();
             let mut ms = members.lock().unwrap();

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use groupcoord::server::SUPPORTED;
 use groupcoord::server::tools::client::Client;
-use groupcoord::server::wire::SUPPORTED;
 use groupcoord::server::{ServeOptions, ServerHandle, start};
 use kafka_protocol::messages::delete_records_request::{
     DeleteRecordsPartition, DeleteRecordsTopic,

@@ -66,14 +66,14 @@ async fn api_versions_ok(addr: std::net::SocketAddr) -> bool {
 /// Every request byte is given back once the connections closed.
 async fn released(srv: &ServerHandle) {
     for _ in 0..100 {
-        if srv.shared.request_memory.in_use() == 0 {
+        if srv.request_bytes_in_use() == 0 {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!(
         "{} request bytes still held 5 s after close",
-        srv.shared.request_memory.in_use()
+        srv.request_bytes_in_use()
     );
 }
 
@@ -104,9 +104,9 @@ async fn a_claimed_body_is_not_allocated_before_it_arrives() {
         "largest allocation {largest} bytes after 20 claims of 100 MiB"
     );
     assert!(
-        srv.shared.request_memory.in_use() < 2 << 20,
+        srv.request_bytes_in_use() < 2 << 20,
         "{} request bytes held",
-        srv.shared.request_memory.in_use()
+        srv.request_bytes_in_use()
     );
     // A well-behaved client is served meanwhile.
     assert!(api_versions_ok(srv.addr).await);
@@ -135,7 +135,7 @@ async fn request_bytes_stay_within_queued_max_request_bytes() {
         held.push(w);
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let in_use = srv.shared.request_memory.in_use();
+    let in_use = srv.request_bytes_in_use();
     assert!(in_use > 1 << 20, "bodies were read: {in_use}");
     assert!(in_use <= 2 << 20, "{in_use} bytes held, budget 2 MiB");
     for w in held {
@@ -164,8 +164,7 @@ async fn connections_per_ip_are_limited() {
     drop(a);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(api_versions_ok(srv.addr).await, "a slot is free again");
-    let m = &srv.shared.metrics;
-    assert!(m.connections_refused.load(Relaxed) >= 1);
+    assert!(srv.connections_refused() >= 1);
     srv.shutdown().await;
 }
 
@@ -235,7 +234,7 @@ async fn heartbeat(c: &mut Client, group: &str, epoch: i32) -> i32 {
 }
 
 fn described(srv: &ServerHandle) -> u64 {
-    srv.shared.metrics.live_groups_described.load(Relaxed)
+    srv.live_groups_described()
 }
 
 /// Issue 11 item 8: the live view describes groups only when watched, and only changed ones.
@@ -253,25 +252,23 @@ async fn live_view_is_computed_only_when_watched_and_only_for_changed_groups() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(described(&srv), 0, "nobody watches: nothing described");
     // A request for the view describes every group once...
-    let snap = srv.shared.fresh_live().await.unwrap();
-    assert_eq!(snap.groups.len(), 10);
+    assert_eq!(srv.live_group_count().await, Some(10));
     assert_eq!(described(&srv), 10);
     // ... and after one group changed, only that one.
     heartbeat(&mut c, "g3", epochs[3]).await;
-    let snap = srv.shared.fresh_live().await.unwrap();
-    assert_eq!(snap.groups.len(), 10);
+    assert_eq!(srv.live_group_count().await, Some(10));
     assert_eq!(described(&srv), 11);
     // Nothing changed: nothing described.
-    srv.shared.fresh_live().await.unwrap();
+    srv.live_group_count().await.unwrap();
     assert_eq!(described(&srv), 11);
     // An SSE subscriber gets changes pushed, again only the changed group.
-    let mut rx = srv.shared.live.subscribe();
-    rx.borrow_and_update();
+    let mut live = srv.watch_live();
     heartbeat(&mut c, "g5", epochs[5]).await;
-    tokio::time::timeout(Duration::from_secs(2), rx.changed())
-        .await
-        .expect("published to the subscriber")
-        .unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_secs(2), live.changed())
+            .await
+            .expect("published to the subscriber")
+    );
     assert_eq!(described(&srv), 12);
     srv.shutdown().await;
 }

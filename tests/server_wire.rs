@@ -8,8 +8,8 @@ use common::{s, temp_dir};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use groupcoord::server::SUPPORTED;
 use groupcoord::server::tools::client::Client;
-use groupcoord::server::wire::SUPPORTED;
 use groupcoord::server::{ServeOptions, ServerHandle, start};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::delete_topics_request::DeleteTopicState;

@@ -12,8 +12,9 @@
 
 use std::time::Instant;
 
-use groupcoord::sim::random::{repro_command, run_seed};
-use groupcoord::sim::{Action, ScenarioSpec, SimError, Simulation, TimedAction, presets};
+use groupcoord::sim::{
+    Action, ScenarioSpec, SimError, Simulation, TimedAction, presets, repro_command, run_seed,
+};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -110,10 +111,10 @@ fn seed_repro() {
         Err(f) => {
             eprintln!(
                 "spec: {}",
-                serde_json::to_string(&groupcoord::sim::random::random_scenario(seed)).unwrap()
+                serde_json::to_string(&groupcoord::sim::random_scenario(seed)).unwrap()
             );
             eprintln!("actions: {}", serde_json::to_string(&f.actions).unwrap());
-            let spec = groupcoord::sim::random::random_scenario(seed);
+            let spec = groupcoord::sim::random_scenario(seed);
             if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
                 let snap = sim.snapshot();
                 eprintln!(

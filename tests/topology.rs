@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use groupcoord::protocol::status_code::{
     INCORRECTLY_PARTITIONED_TOPICS, MISSING_INTERNAL_TOPICS, MISSING_SOURCE_TOPICS,
 };
-use groupcoord::topology::endpoints::partitions_for_tasks;
+use groupcoord::topology::partitions_for_tasks;
 use groupcoord::topology::{
     ConfiguredTopology, CopartitionGroup, InternalTopic, InvalidTopology, KeyValue, MetadataImage,
     StreamsTopology, Subtopology, TopicInfo, configure_topics, metadata_hash,

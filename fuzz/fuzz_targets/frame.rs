@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = groupcoord::server::wire::decode_frame(bytes::Bytes::copy_from_slice(data), true);
+    let _ = groupcoord::server::decode_request_frame(data);
 });

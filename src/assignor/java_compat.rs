@@ -71,12 +71,9 @@ impl<K: Copy + Eq> HashMapOrder<K> {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     fn over_threshold(&self) -> bool {
@@ -240,6 +237,7 @@ pub struct PriorityQueue<T> {
 }
 
 impl<T: Copy> PriorityQueue<T> {
+    #[cfg(test)]
     pub fn new() -> Self {
         Self { heap: Vec::new() }
     }
@@ -248,14 +246,6 @@ impl<T: Copy> PriorityQueue<T> {
         Self {
             heap: Vec::with_capacity(n),
         }
-    }
-
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
     }
 
     /// `add` / `offer`: append, then sift up while strictly less than the parent.

@@ -4,10 +4,14 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 pub mod consumer;
-pub mod java_compat;
-pub mod kafka_sticky;
-pub mod mock;
-pub mod sticky;
+pub(crate) mod java_compat;
+mod kafka_sticky;
+mod mock;
+mod sticky;
+
+pub use kafka_sticky::KafkaStickyAssignor;
+pub use mock::MockAssignor;
+pub use sticky::StickyTaskAssignor;
 
 use std::collections::BTreeMap;
 

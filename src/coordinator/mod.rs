@@ -86,17 +86,17 @@ pub struct Outcome<R> {
     pub topics_to_create: Vec<InternalTopic>,
 }
 
-pub mod classic;
+pub(crate) mod classic;
 mod describe;
-pub mod group;
+pub(crate) mod group;
 mod heartbeat;
-pub mod limits;
+pub(crate) mod limits;
 mod offsets;
-pub mod reconcile;
-pub mod registry;
+mod reconcile;
+mod registry;
 mod replay;
 mod target;
-pub mod timers;
+mod timers;
 
 use std::collections::BTreeMap;
 
@@ -104,6 +104,7 @@ use crate::config::CoordinatorConfig;
 use crate::records::OffsetCommitValue;
 use crate::topology::MetadataImage;
 
+pub use classic::{ClassicReply, Completed, RequestToken};
 pub use describe::ListedGroup;
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{

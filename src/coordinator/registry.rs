@@ -111,10 +111,6 @@ impl GroupRegistry {
         self.groups.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
-    }
-
     pub fn contains(&self, id: &str) -> bool {
         self.groups.contains_key(id)
     }

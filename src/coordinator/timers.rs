@@ -138,13 +138,6 @@ impl Timers {
         armed.into_iter().map(|a| &a.key)
     }
 
-    pub fn clear(&mut self) {
-        *self = Timers {
-            next_seq: self.next_seq,
-            ..Timers::default()
-        };
-    }
-
     /// Restore the invariants: a live top entry, and stale entries at most about as many as
     /// live ones (a rebuild is O(n) after n reschedules: amortized O(1) each).
     fn tidy(&mut self) {

@@ -5,8 +5,8 @@
 //! the Kafka 4.4 schemas.
 
 pub mod classic;
-pub mod codec;
-pub mod messages;
+pub(crate) mod codec;
+mod messages;
 
 pub use codec::*;
 pub use messages::*;

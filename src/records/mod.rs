@@ -5,8 +5,8 @@
 //! a replay. [`codec`] encodes them in Kafka's binary layout (key: int16 type + struct v0;
 //! value: int16 version + struct), tombstones as a null value.
 
-pub mod codec;
-pub mod compact;
+pub(crate) mod codec;
+mod compact;
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::topology::StreamsTopology;
 use crate::types::{TasksTuple, TasksWithEpochs};
 
-pub use codec::{RecordCodecError, decode_record, encode_record};
+pub use codec::{RecordCodecError, decode_batch, decode_record, encode_batch, encode_record};
 pub use compact::{Compaction, compact};
 
 /// Record type numbers (the `apiKey` of the coordinator key schemas).

@@ -11,8 +11,8 @@
 mod parse;
 mod run;
 
-pub use parse::{ScenarioError, format_tasks, parse_tasks, tokenize};
-pub use run::{Runner, run_scenario};
+pub use parse::ScenarioError;
+pub use run::run_scenario;
 
 /// The title of a scenario: its first comment line.
 pub fn title(text: &str) -> Option<&str> {

@@ -155,18 +155,6 @@ pub fn run_scenario(text: &str) -> Result<usize, ScenarioError> {
 }
 
 impl Runner {
-    pub fn coordinator(&self) -> Option<&Coordinator> {
-        self.coord.as_ref()
-    }
-
-    pub fn records(&self) -> &[Record] {
-        &self.log
-    }
-
-    pub fn now(&self) -> Millis {
-        self.now
-    }
-
     /// Run every line, then the final replay check.
     pub fn run(&mut self, text: &str) -> Result<(), ScenarioError> {
         let lines: Vec<&str> = text.lines().collect();

@@ -145,6 +145,7 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.connection.bytes
     }
@@ -199,11 +200,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 
     /// Bytes received and not yet returned as frames.
+    #[cfg(test)]
     pub fn buffered(&self) -> usize {
         self.buf.len()
     }
 
     /// Capacity of the read buffer (what an idle connection costs).
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.buf.capacity()
     }

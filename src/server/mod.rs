@@ -18,22 +18,25 @@
 //! * [`tools`]: a small client, `bench load` and the `--demo` members.
 
 mod codec88;
-pub mod commit;
-pub mod connection;
-pub mod frame;
-pub mod kafka;
-pub mod listener;
-pub mod owner;
-pub mod peer;
+mod commit;
+mod connection;
+mod frame;
+mod kafka;
+mod listener;
+mod owner;
+mod peer;
 pub mod storage;
 pub mod tools;
-pub mod web;
-pub mod wire;
+mod web;
+mod wire;
+
+pub use wire::SUPPORTED;
 
 use std::any::Any;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::net::TcpListener;
@@ -107,7 +110,7 @@ impl ServeOptions {
 }
 
 /// Shared between the owner, the connections and the web view.
-pub struct Shared {
+pub(crate) struct Shared {
     pub metrics: Metrics,
     /// The live view as last published by the owner; subscribers count as watchers.
     pub live: watch::Sender<Arc<LiveSnapshot>>,
@@ -147,7 +150,7 @@ pub enum ServerError {
 pub struct ServerHandle {
     pub addr: SocketAddr,
     pub http_addr: Option<SocketAddr>,
-    pub shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     shutdown: Arc<watch::Sender<bool>>,
     done: Option<tokio::task::JoinHandle<Result<(), ServerError>>>,
     result: Option<Result<(), ServerError>>,
@@ -168,11 +171,56 @@ impl ServerHandle {
         self.finish().await
     }
 
+    /// Request bytes the connections hold right now, within `queued.max.request.bytes`.
+    pub fn request_bytes_in_use(&self) -> u64 {
+        self.shared.request_memory.in_use()
+    }
+
+    /// Connections refused so far by `max.connections` / `max.connections.per.ip`.
+    pub fn connections_refused(&self) -> u64 {
+        self.shared
+            .metrics
+            .connections_refused
+            .load(Ordering::Relaxed)
+    }
+
+    /// Groups the live view has described so far (it describes only watched, changed groups).
+    pub fn live_groups_described(&self) -> u64 {
+        self.shared
+            .metrics
+            .live_groups_described
+            .load(Ordering::Relaxed)
+    }
+
+    /// The number of groups in an up-to-date live view (what `/api/groups` serves); `None` once
+    /// the owner stopped.
+    pub async fn live_group_count(&self) -> Option<usize> {
+        Some(self.shared.fresh_live().await?.groups.len())
+    }
+
+    /// Subscribes to the live view as the web page's SSE stream does: the subscriber counts as
+    /// a watcher, so the owner publishes every change to it.
+    pub fn watch_live(&self) -> LiveWatch {
+        let mut rx = self.shared.live.subscribe();
+        rx.borrow_and_update();
+        LiveWatch(rx)
+    }
+
     async fn finish(&mut self) -> Result<(), ServerError> {
         if let Some(d) = self.done.take() {
             self.result = Some(d.await.unwrap_or(Ok(())));
         }
         self.result.clone().unwrap_or(Ok(()))
+    }
+}
+
+/// A subscription to the server's live view (see [`ServerHandle::watch_live`]).
+pub struct LiveWatch(watch::Receiver<Arc<LiveSnapshot>>);
+
+impl LiveWatch {
+    /// Waits until the owner publishes a new live view; `false` once the server stopped.
+    pub async fn changed(&mut self) -> bool {
+        self.0.changed().await.is_ok()
     }
 }
 
@@ -188,6 +236,20 @@ pub enum StartError {
     },
     #[error("{0}")]
     Other(String),
+}
+
+/// Decodes one request frame (after its 4-byte size prefix) exactly as a connection does:
+/// header, pre-validation, body. `Ok((api_key, api_version))` when the server would handle the
+/// request, `Err(why)` when it would answer with an error or close the connection. No input
+/// makes it panic or allocate beyond the frame's size: the fuzz targets drive it.
+pub fn decode_request_frame(frame: &[u8]) -> Result<(i16, i16), String> {
+    match wire::decode_frame(bytes::Bytes::copy_from_slice(frame), true) {
+        wire::Decoded::Request(h, _) => Ok((h.api_key, h.api_version)),
+        wire::Decoded::ApiVersionsUnsupported(h) => {
+            Err(format!("ApiVersions v{} is not served", h.api_version))
+        }
+        wire::Decoded::Close(why) => Err(why),
+    }
 }
 
 /// Load the log, bind, and run the server in the background.

@@ -137,10 +137,12 @@ impl ParkedJobs {
     }
 
     /// Jobs waiting.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.jobs.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.jobs.is_empty()
     }

@@ -416,16 +416,6 @@ pub fn split_response(
     Ok((i32::from_be_bytes(*corr), body))
 }
 
-/// Decode a response body of a kafka-protocol key.
-pub fn decode_kafka_response(
-    api_key: i16,
-    api_version: i16,
-    body: &[u8],
-) -> Result<ResponseKind, String> {
-    let mut b = Bytes::copy_from_slice(body);
-    ResponseKind::decode(api_key, &mut b, api_version)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

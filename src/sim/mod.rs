@@ -35,13 +35,13 @@
 //!
 //! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
 
-pub mod api;
+mod api;
 mod client;
 mod config;
 mod engine;
-pub mod invariants;
-pub mod presets;
-pub mod random;
+mod invariants;
+mod presets;
+mod random;
 mod snapshot;
 mod view;
 mod wire;
@@ -50,7 +50,9 @@ pub use api::*;
 pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
-pub use random::{SeedFailure, SeedReport, run_seed, run_seeds, run_seeds_with};
+pub use random::{
+    SeedFailure, SeedReport, random_scenario, repro_command, run_seed, run_seeds, run_seeds_with,
+};
 
 /// Why a simulation could not be built or an action not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]

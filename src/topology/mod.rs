@@ -6,9 +6,9 @@
 //! partition counts, and the internal topics still to create (an output, so the server can create
 //! them and the explorer can show them).
 
-pub mod configure;
+mod configure;
 mod copartition;
-pub mod endpoints;
+pub(crate) mod endpoints;
 mod repartition;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol;
 
 pub use configure::{configure_topics, metadata_hash};
+pub use endpoints::partitions_for_tasks;
 
 /// A topic config entry or client tag, in declaration order.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -173,10 +173,6 @@ impl<K: PartialEq> JavaHashTable<K> {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.size
-    }
-
     pub fn is_empty(&self) -> bool {
         self.size == 0
     }

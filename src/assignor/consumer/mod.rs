@@ -20,7 +20,7 @@
 //! for future assignors but never change the result here — the Apache comparison checks this with
 //! racks on and off.
 
-pub mod java_order;
+mod java_order;
 mod range;
 #[cfg(test)]
 mod tests;
@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+pub use java_order::{string_hash_map_order, string_hash_set_copy_order};
 pub use range::RangeAssignor;
 pub use topic_id::TopicId;
 

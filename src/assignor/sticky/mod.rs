@@ -147,12 +147,6 @@ impl TaskAssignor for StickyTaskAssignor {
     }
 }
 
-/// The sticky assignment with the group's warm-up budget (infallible; the trait's `Result` is
-/// for other assignors).
-pub fn assign_sticky(group: &GroupSpec, topology: &TopologySpec) -> GroupAssignment {
-    assign_sticky_with(group, topology, group.configs.num_warmup_replicas)
-}
-
 /// The sticky assignment with an explicit warm-up budget.
 pub fn assign_sticky_with(
     group: &GroupSpec,

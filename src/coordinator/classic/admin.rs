@@ -16,7 +16,7 @@ const DESCRIBE_ERROR_VERSION: i16 = 6;
 
 impl Coordinator {
     /// The classic group with this id (`None` when absent or of another type).
-    pub fn classic_group(&self, group_id: &str) -> Option<&ClassicGroup> {
+    pub(crate) fn classic_group(&self, group_id: &str) -> Option<&ClassicGroup> {
         self.groups.classic(group_id)
     }
 

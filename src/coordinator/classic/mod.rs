@@ -31,6 +31,8 @@
 //! through replay like every other record.
 
 mod admin;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod fuzz_tests;
 pub mod group;
 mod ops;
 pub(crate) mod subscription;
@@ -41,7 +43,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::classic::{JoinGroupResponse, SyncGroupResponse};
 
-pub use group::{ClassicGroup, ClassicMember, ClassicState};
+pub(crate) use group::ClassicGroup;
+#[cfg(test)]
+pub(crate) use group::ClassicState;
 
 /// The caller's name for one JoinGroup or SyncGroup request in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -29,7 +29,6 @@ use std::collections::{BTreeMap, HashMap};
 use bytes::{Bytes, BytesMut};
 
 use crate::error::ErrorCode;
-use kafka_protocol::ResponseError;
 use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
@@ -643,8 +642,9 @@ pub fn fetch_is_empty(resp: &FetchResponse) -> bool {
 }
 
 /// The error name for logs.
+#[cfg(test)]
 pub fn error_name(code: i16) -> String {
-    match ResponseError::try_from_code(code) {
+    match kafka_protocol::ResponseError::try_from_code(code) {
         Some(e) => format!("{e:?}"),
         None if code == 0 => "NONE".into(),
         None => format!("error {code}"),

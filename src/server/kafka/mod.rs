@@ -8,6 +8,8 @@ mod classic;
 pub mod data_plane;
 pub mod prevalidate;
 #[cfg(test)]
+mod prevalidate_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
@@ -778,34 +780,5 @@ pub fn find_coordinator(
             resp.error_message = Some(s("This server only coordinates groups."));
         }
     }
-    resp
-}
-
-pub fn fetch_empty(r: &FetchRequest) -> FetchResponse {
-    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-    let mut resp = FetchResponse::default();
-    resp.responses = r
-        .topics
-        .iter()
-        .map(|t| {
-            let mut ft = FetchableTopicResponse::default();
-            ft.topic = t.topic.clone();
-            ft.topic_id = t.topic_id;
-            ft.partitions = t
-                .partitions
-                .iter()
-                .map(|p| {
-                    let mut pd = PartitionData::default();
-                    pd.partition_index = p.partition;
-                    pd.high_watermark = 0;
-                    pd.last_stable_offset = 0;
-                    pd.log_start_offset = 0;
-                    pd.records = Some(bytes::Bytes::new());
-                    pd
-                })
-                .collect();
-            ft
-        })
-        .collect();
     resp
 }

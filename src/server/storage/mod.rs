@@ -1,8 +1,8 @@
 //! Storage: the durable log of coordinator records and topic changes ([`log`]), and the
 //! recovery that replays it into the owner's state at start-up.
 
-pub mod commit_mark;
-pub mod lock;
+mod commit_mark;
+mod lock;
 pub mod log;
 pub mod log_tool;
 

@@ -15,6 +15,8 @@ use crate::protocol::{
 use crate::server::codec88;
 use crate::server::wire;
 
+pub use crate::server::wire::split_response;
+
 /// Client errors are strings: this is a test and tooling client.
 pub type Result<T> = std::result::Result<T, String>;
 

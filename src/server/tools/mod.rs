@@ -4,4 +4,4 @@
 pub mod bench;
 pub mod bench_hostile;
 pub mod client;
-pub mod demo;
+pub(crate) mod demo;

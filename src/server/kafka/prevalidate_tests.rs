@@ -3,14 +3,13 @@
 //! counting global allocator: decoding any frame, valid or mutated, allocates at most a small
 //! constant times the frame's size. Also checked: every valid frame of every served key and
 //! version passes the walker, and the walker never refuses a body the crate itself decodes.
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use crate::server::kafka::prevalidate::check_body;
+use crate::server::wire::{self, Decoded, Header, Req, RequestKind, SUPPORTED};
 use bytes::Bytes;
-use groupcoord::server::kafka::prevalidate::check_body;
-use groupcoord::server::wire::{self, Decoded, Header, Req, RequestKind, SUPPORTED};
 use kafka_protocol::messages::create_topics_request::{
     CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
 };
@@ -472,11 +471,11 @@ proptest! {
 
 /// Writes the fuzzers' seed corpus (`fuzz/corpus/`): every valid frame of every served key and
 /// version, built with the crate's encoders, plus records and a small log. Run by hand after a
-/// protocol change: `cargo test --test prevalidate -- --ignored write_fuzz_seed_corpus`.
+/// protocol change: `cargo test --lib prevalidate_tests -- --ignored write_fuzz_seed_corpus`.
 #[test]
 #[ignore]
 fn write_fuzz_seed_corpus() {
-    use groupcoord::server::tools::client::heartbeat_body;
+    use crate::server::tools::client::heartbeat_body;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
     let write = |target: &str, name: String, bytes: &[u8]| {
         let dir = root.join(target);
@@ -496,18 +495,18 @@ fn write_fuzz_seed_corpus() {
         write("request", format!("k{key}-v{v}"), &req);
     }
     // Streams heartbeats (keys 88) as a real client sends them: a join with a topology.
-    let hb = groupcoord::protocol::StreamsGroupHeartbeatRequest {
+    let hb = crate::protocol::StreamsGroupHeartbeatRequest {
         group_id: "app".into(),
         member_id: "m".into(),
         member_epoch: 0,
         rebalance_timeout_ms: 30_000,
         process_id: Some("p".into()),
-        topology: Some(groupcoord::protocol::Topology {
+        topology: Some(crate::protocol::Topology {
             epoch: 0,
-            subtopologies: vec![groupcoord::protocol::Subtopology {
+            subtopologies: vec![crate::protocol::Subtopology {
                 subtopology_id: "0".into(),
                 source_topics: vec!["input".into()],
-                state_changelog_topics: vec![groupcoord::protocol::TopicInfo {
+                state_changelog_topics: vec![crate::protocol::TopicInfo {
                     name: "app-store-changelog".into(),
                     ..Default::default()
                 }],
@@ -522,8 +521,7 @@ fn write_fuzz_seed_corpus() {
     };
     for v in [0, 1] {
         let body = heartbeat_body(&hb, v).unwrap();
-        let frame =
-            groupcoord::server::tools::client::raw_frame(88, v, 1, Some("c"), &body).unwrap();
+        let frame = crate::server::tools::client::raw_frame(88, v, 1, Some("c"), &body).unwrap();
         write("frame", format!("k88-v{v}"), &frame[4..]);
         let pick = pairs.iter().position(|p| *p == (88, v)).unwrap() as u8;
         let mut req = vec![pick];
@@ -531,26 +529,26 @@ fn write_fuzz_seed_corpus() {
         write("request", format!("k88-v{v}"), &req);
     }
     // Records and a log, from the core's own heartbeat.
-    let mut c = groupcoord::coordinator::Coordinator::new(Default::default());
-    c.set_metadata(groupcoord::topology::MetadataImage {
+    let mut c = crate::coordinator::Coordinator::new(Default::default());
+    c.set_metadata(crate::topology::MetadataImage {
         topics: [("input".to_string(), 2)].into_iter().collect(),
     });
-    let o = c.streams_group_heartbeat(groupcoord::types::Millis(0), &Default::default(), &hb);
+    let o = c.streams_group_heartbeat(crate::types::Millis(0), &Default::default(), &hb);
     assert!(!o.records.is_empty());
     write(
         "records",
         "batch".into(),
-        &groupcoord::records::codec::encode_batch(&o.records).unwrap(),
+        &crate::records::encode_batch(&o.records).unwrap(),
     );
     for (i, r) in o.records.iter().enumerate() {
-        let (k, v) = groupcoord::records::encode_record(r).unwrap();
+        let (k, v) = crate::records::encode_record(r).unwrap();
         let mut b = vec![k.len().min(255) as u8];
         b.extend_from_slice(&k);
         b.extend_from_slice(v.as_deref().unwrap_or(&[]));
         write("records", format!("record-{i}"), &b);
     }
-    let entry = groupcoord::server::storage::log::LogEntry::Records(o.records.clone());
-    let seg = groupcoord::server::storage::log::encode_entry(&entry).unwrap();
+    let entry = crate::server::storage::log::LogEntry::Records(o.records.clone());
+    let seg = crate::server::storage::log::encode_entry(&entry).unwrap();
     let mut b = vec![0u8];
     b.extend_from_slice(&seg);
     write("log_loader", "segment".into(), &b);

@@ -3,23 +3,22 @@
 //! flight and only once (§C3.4), the group stays well-formed, generations never go back, and
 //! replaying the records rebuilds every settled group and the persistent state hash (§C7).
 //! Shrinks to a minimal failing sequence.
-// Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
-#![cfg(not(target_arch = "wasm32"))]
+//! (A unit test: it checks the classic group's internal invariants.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groupcoord::config::CoordinatorConfig;
-use groupcoord::coordinator::classic::{ClassicReply, ClassicState, RequestToken};
-use groupcoord::coordinator::{
+use crate::config::CoordinatorConfig;
+use crate::coordinator::classic::{ClassicReply, ClassicState, RequestToken};
+use crate::coordinator::{
     Coordinator, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, RequestContext,
 };
-use groupcoord::error::ErrorCode;
-use groupcoord::protocol::classic::{
+use crate::error::ErrorCode;
+use crate::protocol::classic::{
     HeartbeatRequest, JoinGroupRequest, JoinProtocol, LeaveGroupRequest, LeavingMember,
     SyncGroupRequest,
 };
-use groupcoord::records::{ClassicGroupMetadataValue, Record};
-use groupcoord::types::Millis;
+use crate::records::{ClassicGroupMetadataValue, Record};
+use crate::types::Millis;
 use proptest::prelude::*;
 
 const CLIENTS: u8 = 5;
