@@ -5,30 +5,57 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::coordinator::limits::Limits;
+
 /// Broker-level configs of the streams group coordinator (`GroupCoordinatorConfig`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoordinatorConfig {
+    /// `group.streams.session.timeout.ms`: a member that does not heartbeat for this long is
+    /// fenced.
     pub session_timeout_ms: i32,
+    /// `group.streams.min.session.timeout.ms`: lower bound of the group-level override.
     pub min_session_timeout_ms: i32,
+    /// `group.streams.max.session.timeout.ms`: upper bound of the group-level override.
     pub max_session_timeout_ms: i32,
+    /// `group.streams.heartbeat.interval.ms`: how often members heartbeat.
     pub heartbeat_interval_ms: i32,
+    /// `group.streams.min.heartbeat.interval.ms`: lower bound of the override.
     pub min_heartbeat_interval_ms: i32,
+    /// `group.streams.max.heartbeat.interval.ms`: upper bound of the override.
     pub max_heartbeat_interval_ms: i32,
+    /// `group.streams.max.size`: members per group.
     pub max_size: i32,
+    /// `group.streams.num.standby.replicas`: standby tasks per stateful task.
     pub num_standby_replicas: i32,
+    /// `group.streams.max.standby.replicas`: upper bound of the override.
     pub max_standby_replicas: i32,
+    /// `group.streams.initial.rebalance.delay.ms`: how long a new group waits before its first
+    /// assignment.
     pub initial_rebalance_delay_ms: i32,
+    /// `group.streams.assignment.interval.ms`: the least time between two assignments of a group.
     pub assignment_interval_ms: i32,
+    /// `group.streams.min.assignment.interval.ms`: lower bound of the override.
     pub min_assignment_interval_ms: i32,
+    /// `group.streams.max.assignment.interval.ms`: upper bound of the override.
     pub max_assignment_interval_ms: i32,
     /// First entry is the default.
+    /// `group.streams.assignors`: the assignors groups may choose.
     pub assignors: Vec<String>,
+    /// `group.streams.rack.aware.assignment.tags`: client tags standbys are spread over.
     pub rack_aware_assignment_tags: Vec<String>,
+    /// `group.streams.assignor.offload.enable`: accepted for compatibility; the core assigns
+    /// inline.
     pub assignor_offload_enable: bool,
+    /// `group.streams.task.offset.interval.ms`: how often members report task offsets.
     pub task_offset_interval_ms: i32,
+    /// `group.streams.min.task.offset.interval.ms`: lower bound of the override.
     pub min_task_offset_interval_ms: i32,
+    /// `group.streams.num.warmup.replicas`: the warm-up budget (Kafka 4.4 places none; the
+    /// `sticky-warmups` assignor does).
     pub num_warmup_replicas: i32,
+    /// `group.streams.max.warmup.replicas`: upper bound of the override.
     pub max_warmup_replicas: i32,
+    /// `group.streams.acceptable.recovery.lag`: a process within this lag counts as caught up.
     pub acceptable_recovery_lag: i64,
     /// `offset.metadata.max.bytes`: the longest offset commit metadata accepted, counted as Kafka
     /// counts it (in UTF-16 code units of the Java string).
@@ -43,7 +70,7 @@ pub struct CoordinatorConfig {
     pub classic: ClassicConfig,
     /// Bounds on what clients can make the coordinator store (`groupcoord.max.*`).
     #[serde(default)]
-    pub limits: crate::coordinator::limits::Limits,
+    pub limits: Limits,
 }
 
 /// Broker configs of classic groups (Kafka's `GroupCoordinatorConfig` classic keys). Kafka
@@ -115,30 +142,50 @@ fn default_offset_metadata_max_bytes() -> i32 {
 /// Group-level overrides (`GroupConfig`); `None` = use the broker value.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GroupConfig {
+    /// `streams.session.timeout.ms`.
     pub session_timeout_ms: Option<i32>,
+    /// `streams.heartbeat.interval.ms`.
     pub heartbeat_interval_ms: Option<i32>,
+    /// `streams.num.standby.replicas`.
     pub num_standby_replicas: Option<i32>,
+    /// `streams.initial.rebalance.delay.ms`.
     pub initial_rebalance_delay_ms: Option<i32>,
+    /// `streams.assignment.interval.ms`.
     pub assignment_interval_ms: Option<i32>,
+    /// `streams.assignor.name`.
     pub assignor_name: Option<String>,
+    /// `streams.rack.aware.assignment.tags`.
     pub rack_aware_assignment_tags: Option<Vec<String>>,
+    /// `streams.task.offset.interval.ms`.
     pub task_offset_interval_ms: Option<i32>,
+    /// `streams.num.warmup.replicas`.
     pub num_warmup_replicas: Option<i32>,
+    /// `streams.acceptable.recovery.lag`.
     pub acceptable_recovery_lag: Option<i64>,
 }
 
 /// The values in force for one group: overrides clamped to the broker bounds (spec §7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EffectiveGroupConfig {
+    /// Session timeout in ms.
     pub session_timeout_ms: i32,
+    /// Heartbeat interval in ms.
     pub heartbeat_interval_ms: i32,
+    /// Standby replicas per stateful task.
     pub num_standby_replicas: i32,
+    /// Initial rebalance delay in ms.
     pub initial_rebalance_delay_ms: i32,
+    /// Least time between two assignments, in ms.
     pub assignment_interval_ms: i32,
+    /// The assignor's name.
     pub assignor_name: String,
+    /// Client tags standbys are spread over.
     pub rack_aware_assignment_tags: Vec<String>,
+    /// Task offset reporting interval in ms.
     pub task_offset_interval_ms: i32,
+    /// Warm-up replicas.
     pub num_warmup_replicas: i32,
+    /// Lag within which a process counts as caught up.
     pub acceptable_recovery_lag: i64,
 }
 

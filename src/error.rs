@@ -11,48 +11,91 @@ use serde::{Deserialize, Serialize};
 pub struct ErrorCode(pub i16);
 
 impl ErrorCode {
+    /// No error.
     pub const NONE: ErrorCode = ErrorCode(0);
+    /// An unexpected failure; also an operation whose records could not be stored or replayed.
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
+    /// A fetch offset outside the partition's log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
+    /// A record batch that fails its checks.
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
+    /// The topic or partition does not exist.
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
+    /// Commit metadata longer than `offset.metadata.max.bytes`.
     pub const OFFSET_METADATA_TOO_LARGE: ErrorCode = ErrorCode(12);
+    /// The coordinator is still loading its log.
     pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
+    /// No coordinator is available for the group.
     pub const COORDINATOR_NOT_AVAILABLE: ErrorCode = ErrorCode(15);
+    /// This broker is not the group's coordinator.
     pub const NOT_COORDINATOR: ErrorCode = ErrorCode(16);
+    /// An invalid topic name, or an internal topic where clients may not write.
     pub const INVALID_TOPIC_EXCEPTION: ErrorCode = ErrorCode(17);
+    /// A classic member's generation is not the group's.
     pub const ILLEGAL_GENERATION: ErrorCode = ErrorCode(22);
+    /// The member's protocol type or protocols do not match the group's.
     pub const INCONSISTENT_GROUP_PROTOCOL: ErrorCode = ErrorCode(23);
+    /// The group id is empty or invalid.
     pub const INVALID_GROUP_ID: ErrorCode = ErrorCode(24);
+    /// The member is not (or no longer) in the group.
     pub const UNKNOWN_MEMBER_ID: ErrorCode = ErrorCode(25);
+    /// The session timeout is outside the broker's allowed range.
     pub const INVALID_SESSION_TIMEOUT: ErrorCode = ErrorCode(26);
+    /// The classic group is rebalancing: the member must rejoin.
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    /// Produce `acks` other than -1, 0 or 1.
     pub const INVALID_REQUIRED_ACKS: ErrorCode = ErrorCode(21);
+    /// Not authorized for the topic.
     pub const TOPIC_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(29);
+    /// Not authorized for the group.
     pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
+    /// Not authorized for the cluster.
     pub const CLUSTER_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(31);
+    /// The API version is not served.
     pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(35);
+    /// The topic already exists.
     pub const TOPIC_ALREADY_EXISTS: ErrorCode = ErrorCode(36);
+    /// An invalid partition count.
     pub const INVALID_PARTITIONS: ErrorCode = ErrorCode(37);
+    /// An invalid replication factor.
     pub const INVALID_REPLICATION_FACTOR: ErrorCode = ErrorCode(38);
+    /// A malformed or inconsistent request.
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(42);
+    /// An invalid configuration value.
     pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
+    /// A record format this broker does not handle.
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode = ErrorCode(43);
+    /// The request breaks a broker policy.
     pub const POLICY_VIOLATION: ErrorCode = ErrorCode(44);
+    /// An idempotent producer's sequence number has a gap.
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
+    /// Not authorized for the transactional id.
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
+    /// The group does not exist.
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
+    /// The group still has members.
     pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
+    /// A new classic member must rejoin with the member id the coordinator gave it.
     pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
+    /// The group already has `group.max.size` members.
     pub const GROUP_MAX_SIZE_REACHED: ErrorCode = ErrorCode(81);
+    /// Another member now holds the static instance id.
     pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
+    /// The group still consumes the topic, so its offsets cannot be deleted.
     pub const GROUP_SUBSCRIBED_TO_TOPIC: ErrorCode = ErrorCode(86);
+    /// The topic id does not exist.
     pub const UNKNOWN_TOPIC_ID: ErrorCode = ErrorCode(100);
+    /// The member's epoch is not current: it must rejoin with epoch 0.
     pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
+    /// The static instance id is still held by another member.
     pub const UNRELEASED_INSTANCE_ID: ErrorCode = ErrorCode(111);
+    /// An offset commit's member epoch does not match the member's.
     pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
+    /// The streams topology is invalid.
     pub const STREAMS_INVALID_TOPOLOGY: ErrorCode = ErrorCode(130);
+    /// The topology epoch a member sent is invalid.
     pub const STREAMS_INVALID_TOPOLOGY_EPOCH: ErrorCode = ErrorCode(131);
+    /// The topology epoch a member sent is outdated.
     pub const STREAMS_TOPOLOGY_FENCED: ErrorCode = ErrorCode(132);
 
     /// Kafka's constant name, for logs, scenario files and the explorer.
@@ -121,11 +164,14 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{code}: {}", message.as_deref().unwrap_or(""))]
 pub struct ApiError {
+    /// The Kafka error code.
     pub code: ErrorCode,
+    /// The message Kafka would send with it, if any.
     pub message: Option<String>,
 }
 
 impl ApiError {
+    /// An error with a message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             code,
@@ -133,6 +179,7 @@ impl ApiError {
         }
     }
 
+    /// `INVALID_REQUEST` with a message.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::INVALID_REQUEST, message)
     }

@@ -15,6 +15,7 @@ use crate::protocol::TaskIds;
 pub struct Millis(pub i64);
 
 impl Millis {
+    /// Time zero, where simulations and scenarios start.
     pub const ZERO: Millis = Millis(0);
 
     /// `self + ms`, saturating (Kafka adds `Integer.MAX_VALUE` ms for "never").
@@ -32,11 +33,14 @@ impl fmt::Display for Millis {
 /// A task: one partition of one subtopology.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TaskId {
+    /// The subtopology id.
     pub subtopology: String,
+    /// The partition number (the task's index within its subtopology).
     pub partition: i32,
 }
 
 impl TaskId {
+    /// The task `partition` of `subtopology`.
     pub fn new(subtopology: impl Into<String>, partition: i32) -> Self {
         TaskId {
             subtopology: subtopology.into(),
@@ -59,28 +63,34 @@ impl fmt::Display for TaskId {
 pub struct TaskSet(BTreeMap<String, BTreeSet<i32>>);
 
 impl TaskSet {
+    /// An empty set.
     pub fn new() -> Self {
         TaskSet(BTreeMap::new())
     }
 
+    /// Whether the set has no task.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The number of tasks.
     pub fn len(&self) -> usize {
         self.0.values().map(BTreeSet::len).sum()
     }
 
+    /// Whether the set holds task `partition` of `subtopology`.
     pub fn contains(&self, subtopology: &str, partition: i32) -> bool {
         self.0
             .get(subtopology)
             .is_some_and(|p| p.contains(&partition))
     }
 
+    /// Whether the set holds `task`.
     pub fn contains_task(&self, task: &TaskId) -> bool {
         self.contains(&task.subtopology, task.partition)
     }
 
+    /// Adds a task; `false` if it was there already.
     pub fn insert(&mut self, subtopology: &str, partition: i32) -> bool {
         match self.0.get_mut(subtopology) {
             Some(p) => p.insert(partition),
@@ -93,6 +103,7 @@ impl TaskSet {
         }
     }
 
+    /// Removes a task; `false` if it was not there.
     pub fn remove(&mut self, subtopology: &str, partition: i32) -> bool {
         let Some(p) = self.0.get_mut(subtopology) else {
             return false;
@@ -109,12 +120,14 @@ impl TaskSet {
         self.0.iter().map(|(s, p)| (s.as_str(), p))
     }
 
+    /// The tasks, sorted.
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.0
             .iter()
             .flat_map(|(s, ps)| ps.iter().map(move |p| TaskId::new(s.clone(), *p)))
     }
 
+    /// Tasks in either set.
     pub fn union(&self, other: &TaskSet) -> TaskSet {
         let mut out = self.clone();
         for (s, ps) in &other.0 {
@@ -126,6 +139,7 @@ impl TaskSet {
         out
     }
 
+    /// Tasks in `self` but not in `other`.
     pub fn difference(&self, other: &TaskSet) -> TaskSet {
         let mut out = TaskSet::new();
         for (s, ps) in &self.0 {
@@ -138,6 +152,7 @@ impl TaskSet {
         out
     }
 
+    /// Tasks in both sets.
     pub fn intersection(&self, other: &TaskSet) -> TaskSet {
         let mut out = TaskSet::new();
         for (s, ps) in &self.0 {
@@ -150,12 +165,14 @@ impl TaskSet {
         out
     }
 
+    /// Whether every task of `self` is in `other`.
     pub fn is_subset(&self, other: &TaskSet) -> bool {
         self.0
             .iter()
             .all(|(s, ps)| ps.iter().all(|p| other.contains(s, *p)))
     }
 
+    /// Whether the sets share a task.
     pub fn intersects(&self, other: &TaskSet) -> bool {
         self.0
             .iter()
@@ -202,30 +219,36 @@ impl FromIterator<TaskId> for TaskSet {
 pub struct ActiveTasks(BTreeMap<String, BTreeMap<i32, i32>>);
 
 impl ActiveTasks {
+    /// An empty set.
     pub fn new() -> Self {
         ActiveTasks(BTreeMap::new())
     }
 
+    /// Whether the set has no task.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The number of tasks.
     pub fn len(&self) -> usize {
         self.0.values().map(BTreeMap::len).sum()
     }
 
+    /// Whether the set holds task `partition` of `subtopology`.
     pub fn contains(&self, subtopology: &str, partition: i32) -> bool {
         self.0
             .get(subtopology)
             .is_some_and(|p| p.contains_key(&partition))
     }
 
+    /// The assignment epoch of a task, if the set holds it.
     pub fn epoch_of(&self, subtopology: &str, partition: i32) -> Option<i32> {
         self.0
             .get(subtopology)
             .and_then(|p| p.get(&partition).copied())
     }
 
+    /// Adds a task granted at `epoch` (replacing the epoch of a task already there).
     pub fn insert(&mut self, subtopology: &str, partition: i32, epoch: i32) {
         self.0
             .entry(subtopology.to_string())
@@ -233,6 +256,7 @@ impl ActiveTasks {
             .insert(partition, epoch);
     }
 
+    /// Removes a task; its epoch if it was there.
     pub fn remove(&mut self, subtopology: &str, partition: i32) -> Option<i32> {
         let p = self.0.get_mut(subtopology)?;
         let removed = p.remove(&partition);
@@ -249,6 +273,7 @@ impl ActiveTasks {
             .flat_map(|(s, ps)| ps.iter().map(move |(p, e)| (s.as_str(), *p, *e)))
     }
 
+    /// Subtopologies with their partitions and epochs.
     pub fn subtopologies(&self) -> impl Iterator<Item = (&str, &BTreeMap<i32, i32>)> {
         self.0.iter().map(|(s, p)| (s.as_str(), p))
     }
@@ -276,12 +301,16 @@ impl ActiveTasks {
 /// Active, standby and warm-up tasks of one member (a target assignment).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
 pub struct TasksTuple {
+    /// Active tasks.
     pub active: TaskSet,
+    /// Standby tasks.
     pub standby: TaskSet,
+    /// Warm-up tasks.
     pub warmup: TaskSet,
 }
 
 impl TasksTuple {
+    /// Whether all three sets are empty.
     pub fn is_empty(&self) -> bool {
         self.active.is_empty() && self.standby.is_empty() && self.warmup.is_empty()
     }
@@ -291,12 +320,16 @@ impl TasksTuple {
 /// its tasks pending revocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
 pub struct TasksWithEpochs {
+    /// Active tasks, with the epoch each was granted at.
     pub active: ActiveTasks,
+    /// Standby tasks.
     pub standby: TaskSet,
+    /// Warm-up tasks.
     pub warmup: TaskSet,
 }
 
 impl TasksWithEpochs {
+    /// Whether all three sets are empty.
     pub fn is_empty(&self) -> bool {
         self.active.is_empty() && self.standby.is_empty() && self.warmup.is_empty()
     }

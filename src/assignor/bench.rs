@@ -30,40 +30,40 @@ use super::{
 use crate::types::TaskId;
 
 /// The tag key processes are labelled with when racks are requested.
-pub const RACK_TAG: &str = "rack";
+pub(crate) const RACK_TAG: &str = "rack";
 /// Offsets reported in the steady state.
-pub const END_OFFSET: i64 = 1000;
-pub const STANDBY_OFFSET: i64 = 990;
+pub(crate) const END_OFFSET: i64 = 1000;
+pub(crate) const STANDBY_OFFSET: i64 = 990;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BenchSubtopology {
-    pub id: String,
-    pub partitions: i32,
-    pub stateful: bool,
+pub(crate) struct BenchSubtopology {
+    pub(crate) id: String,
+    pub(crate) partitions: i32,
+    pub(crate) stateful: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BenchMember {
-    pub id: String,
-    pub process_id: String,
+pub(crate) struct BenchMember {
+    pub(crate) id: String,
+    pub(crate) process_id: String,
     /// Value of the `rack` client tag, if racks are configured.
-    pub rack: Option<String>,
+    pub(crate) rack: Option<String>,
 }
 
 /// A generated benchmark group (the JSON both harnesses read).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchInput {
-    pub members: usize,
-    pub tasks: usize,
-    pub standbys: i32,
-    pub racks: usize,
-    pub seed: u64,
-    pub acceptable_recovery_lag: i64,
-    pub num_warmup_replicas: i32,
-    pub subtopologies: Vec<BenchSubtopology>,
-    pub member_list: Vec<BenchMember>,
-    pub joiner: BenchMember,
-    pub leaver: String,
+    pub(crate) members: usize,
+    pub(crate) tasks: usize,
+    pub(crate) standbys: i32,
+    pub(crate) racks: usize,
+    pub(crate) seed: u64,
+    pub(crate) acceptable_recovery_lag: i64,
+    pub(crate) num_warmup_replicas: i32,
+    pub(crate) subtopologies: Vec<BenchSubtopology>,
+    pub(crate) member_list: Vec<BenchMember>,
+    pub(crate) joiner: BenchMember,
+    pub(crate) leaver: String,
 }
 
 fn hex_id(rng: &mut Pcg64) -> String {
@@ -135,7 +135,7 @@ impl BenchInput {
     }
 
     /// The same parameters with `factor` times the tasks (the 10x step).
-    pub fn scaled(&self, factor: usize) -> BenchInput {
+    pub(crate) fn scaled(&self, factor: usize) -> BenchInput {
         let mut big = BenchInput::generate(
             self.members,
             self.tasks * factor,
@@ -221,14 +221,14 @@ impl BenchInput {
         g
     }
 
-    pub fn with_joiner(&self, group: &GroupSpec) -> GroupSpec {
+    pub(crate) fn with_joiner(&self, group: &GroupSpec) -> GroupSpec {
         let mut g = group.clone();
         g.members
             .insert(self.joiner.id.clone(), self.member_spec(&self.joiner));
         g
     }
 
-    pub fn without_leaver(&self, group: &GroupSpec) -> GroupSpec {
+    pub(crate) fn without_leaver(&self, group: &GroupSpec) -> GroupSpec {
         let mut g = group.clone();
         g.members.remove(&self.leaver);
         g
@@ -237,39 +237,39 @@ impl BenchInput {
 
 /// Timing of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Timing {
-    pub median_ms: f64,
-    pub p99_ms: f64,
-    pub runs: usize,
+pub(crate) struct Timing {
+    pub(crate) median_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) runs: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BenchReport {
-    pub members: usize,
-    pub tasks: usize,
-    pub standbys: i32,
-    pub racks: usize,
-    pub seed: u64,
-    pub processes: usize,
-    pub subtopologies: usize,
-    pub stateful_subtopologies: usize,
-    pub scratch: Timing,
-    pub steady: Timing,
-    pub leave: Timing,
-    pub join: Timing,
+pub(crate) struct BenchReport {
+    pub(crate) members: usize,
+    pub(crate) tasks: usize,
+    pub(crate) standbys: i32,
+    pub(crate) racks: usize,
+    pub(crate) seed: u64,
+    pub(crate) processes: usize,
+    pub(crate) subtopologies: usize,
+    pub(crate) stateful_subtopologies: usize,
+    pub(crate) scratch: Timing,
+    pub(crate) steady: Timing,
+    pub(crate) leave: Timing,
+    pub(crate) join: Timing,
     /// Max - min active tasks per member in the steady output.
-    pub active_spread: usize,
+    pub(crate) active_spread: usize,
     /// Max - min active + standby tasks per member in the steady output.
-    pub spread: usize,
-    pub standbys_assigned: usize,
+    pub(crate) spread: usize,
+    pub(crate) standbys_assigned: usize,
     /// Standbys whose process is on another rack than the active's (`None` without racks).
-    pub standbys_other_rack: Option<usize>,
-    pub moved_on_leave: usize,
-    pub min_moved_on_leave: usize,
-    pub moved_on_join: usize,
-    pub min_moved_on_join: usize,
+    pub(crate) standbys_other_rack: Option<usize>,
+    pub(crate) moved_on_leave: usize,
+    pub(crate) min_moved_on_leave: usize,
+    pub(crate) moved_on_join: usize,
+    pub(crate) min_moved_on_join: usize,
     /// Steady median with 10x the tasks, divided by the base steady median.
-    pub scale_10x: Option<(usize, f64, f64)>,
+    pub(crate) scale_10x: Option<(usize, f64, f64)>,
 }
 
 /// Runs `f` repeatedly (at least 5 times, until about `budget_ms` elapsed, at most 200 runs).
@@ -312,14 +312,14 @@ fn owners(out: &GroupAssignment) -> BTreeMap<TaskId, &str> {
 }
 
 /// Actives of `before` whose owner differs in `after`.
-pub fn moved(before: &GroupAssignment, after: &GroupAssignment) -> usize {
+pub(crate) fn moved(before: &GroupAssignment, after: &GroupAssignment) -> usize {
     let (b, a) = (owners(before), owners(after));
     b.iter().filter(|(t, o)| a.get(*t) != Some(*o)).count()
 }
 
 /// Fewest active moves from `before` to any balanced assignment over `members`: the members with
 /// the most tasks keep `ceil(A / M)`, the others `floor(A / M)`.
-pub fn min_moved(before: &GroupAssignment, members: &BTreeSet<String>) -> usize {
+pub(crate) fn min_moved(before: &GroupAssignment, members: &BTreeSet<String>) -> usize {
     let total: usize = before.members.values().map(|a| a.active.len()).sum();
     if members.is_empty() {
         return total;
@@ -369,7 +369,11 @@ fn rack_diversity(group: &GroupSpec, out: &GroupAssignment) -> (usize, usize) {
 }
 
 /// Runs the benchmark protocol on `input` with `assignor` (see the module docs).
-pub fn run_input(assignor: &dyn TaskAssignor, input: &BenchInput, scale: bool) -> BenchReport {
+pub(crate) fn run_input(
+    assignor: &dyn TaskAssignor,
+    input: &BenchInput,
+    scale: bool,
+) -> BenchReport {
     // The built-in assignors fail only without members, which the inputs always have.
     let run = |g: &GroupSpec, t: &TopologySpec| {
         assignor
@@ -430,25 +434,9 @@ pub fn run_input(assignor: &dyn TaskAssignor, input: &BenchInput, scale: bool) -
     }
 }
 
-/// Generates the input for (`members`, `tasks`, `standbys`, `racks`, `seed`) and benchmarks it,
-/// including the 10x-tasks ratio.
-pub fn run_bench(
-    members: usize,
-    tasks: usize,
-    standbys: i32,
-    racks: usize,
-    seed: u64,
-) -> BenchReport {
-    run_input(
-        &super::kafka_sticky::KafkaStickyAssignor,
-        &BenchInput::generate(members, tasks, standbys, racks, seed),
-        true,
-    )
-}
-
 /// The report as a table; the last line is machine-readable:
 /// `assignor members=M tasks=T standbys=S median_ms=X spread=Y moved_on_leave=Z min_moved_on_leave=W`.
-pub fn format_report(r: &BenchReport) -> String {
+pub(crate) fn format_report(r: &BenchReport) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(

@@ -188,12 +188,9 @@ impl<K: Clone + Eq> TimelineHashMapOrder<K> {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// `put(key, ...)`.

@@ -17,11 +17,17 @@ use crate::types::{Millis, TaskId, TaskSet, TasksTuple, TasksWithEpochs};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum GroupState {
+    /// No members.
     Empty,
+    /// Members, but the topology is missing or its topics are not ready (§3.7).
     NotReady,
+    /// The target assignment is behind the group epoch.
     Assigning,
+    /// Members are still converging on the target assignment.
     Reconciling,
+    /// Every member owns its target assignment.
     Stable,
+    /// The group is gone (deleted, or never existed).
     Dead,
 }
 
@@ -54,26 +60,41 @@ impl GroupState {
 /// A member of a streams group (`StreamsGroupMember`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamsMember {
+    /// The member id.
     pub member_id: String,
+    /// Its epoch.
     pub member_epoch: i32,
+    /// Its epoch before the last change.
     pub previous_member_epoch: i32,
+    /// Its reconciliation state.
     pub state: MemberState,
+    /// Static membership id, if any.
     pub instance_id: Option<String>,
+    /// Rack, if any.
     pub rack_id: Option<String>,
+    /// Client id of its last heartbeat.
     pub client_id: String,
+    /// Client host, in Java's format (`/127.0.0.1`).
     pub client_host: String,
+    /// Rebalance timeout in ms.
     pub rebalance_timeout_ms: i32,
+    /// Topology epoch it joined with.
     pub topology_epoch: i32,
+    /// Process id.
     pub process_id: String,
+    /// Interactive-query endpoint, if any.
     pub user_endpoint: Option<UserEndpoint>,
+    /// Client tags.
     pub client_tags: BTreeMap<String, String>,
+    /// Tasks it owns, with the epoch each was assigned at.
     pub assigned: TasksWithEpochs,
+    /// Tasks it must revoke before it gets new ones.
     pub pending_revocation: TasksWithEpochs,
 }
 
 impl StreamsMember {
     /// A new member with Kafka's defaults.
-    pub fn new(member_id: &str) -> StreamsMember {
+    pub(crate) fn new(member_id: &str) -> StreamsMember {
         StreamsMember {
             member_id: member_id.to_string(),
             member_epoch: 0,
@@ -93,7 +114,7 @@ impl StreamsMember {
         }
     }
 
-    pub fn metadata_value(&self) -> MemberMetadataValue {
+    pub(crate) fn metadata_value(&self) -> MemberMetadataValue {
         MemberMetadataValue {
             instance_id: self.instance_id.clone(),
             rack_id: self.rack_id.clone(),
@@ -107,7 +128,7 @@ impl StreamsMember {
         }
     }
 
-    pub fn assignment_value(&self) -> CurrentMemberAssignmentValue {
+    pub(crate) fn assignment_value(&self) -> CurrentMemberAssignmentValue {
         CurrentMemberAssignmentValue {
             member_epoch: self.member_epoch,
             previous_member_epoch: self.previous_member_epoch,
@@ -117,7 +138,7 @@ impl StreamsMember {
         }
     }
 
-    pub fn apply_metadata(&mut self, v: &MemberMetadataValue) {
+    pub(crate) fn apply_metadata(&mut self, v: &MemberMetadataValue) {
         self.instance_id = v.instance_id.clone();
         self.rack_id = v.rack_id.clone();
         self.client_id = v.client_id.clone();
@@ -129,7 +150,7 @@ impl StreamsMember {
         self.client_tags = v.client_tags.clone();
     }
 
-    pub fn apply_assignment(&mut self, v: &CurrentMemberAssignmentValue) {
+    pub(crate) fn apply_assignment(&mut self, v: &CurrentMemberAssignmentValue) {
         self.member_epoch = v.member_epoch;
         self.previous_member_epoch = v.previous_member_epoch;
         self.state = v.state;
@@ -138,7 +159,7 @@ impl StreamsMember {
     }
 
     /// Same metadata (what record 19 carries), compared without building the record values.
-    pub fn same_metadata(&self, o: &StreamsMember) -> bool {
+    pub(crate) fn same_metadata(&self, o: &StreamsMember) -> bool {
         self.instance_id == o.instance_id
             && self.rack_id == o.rack_id
             && self.client_id == o.client_id
@@ -151,7 +172,7 @@ impl StreamsMember {
     }
 
     /// Same assignment state (what record 22 carries).
-    pub fn same_assignment(&self, other: &StreamsMember) -> bool {
+    pub(crate) fn same_assignment(&self, other: &StreamsMember) -> bool {
         self.member_epoch == other.member_epoch
             && self.previous_member_epoch == other.previous_member_epoch
             && self.state == other.state
@@ -229,44 +250,59 @@ impl ProcessIndex {
 /// A streams group.
 #[derive(Debug, Clone)]
 pub struct StreamsGroup {
+    /// The group id.
     pub group_id: String,
     // --- persistent (records) ---
+    /// The group epoch: bumped by every change of members, topology or metadata.
     pub group_epoch: i32,
+    /// Members by member id.
     pub members: BTreeMap<String, StreamsMember>,
     /// instance id -> member id.
     pub static_members: BTreeMap<String, String>,
+    /// Hash of the topic metadata the group last configured with (§3.8).
     pub metadata_hash: i64,
+    /// The topology epoch last validated against the topics (-1: none).
     pub validated_topology_epoch: i32,
+    /// The target assignment's epoch.
     pub assignment_epoch: i32,
+    /// When the target assignment was computed (ms).
     pub assignment_timestamp: i64,
+    /// The target assignment, by member id.
     pub target_assignment: BTreeMap<String, TasksTuple>,
+    /// The topology the members sent.
     pub topology: Option<StreamsTopology>,
+    /// The assignment configs the last assignment used (`num.standby.replicas`, ...).
     pub last_assignment_configs: BTreeMap<String, String>,
+    /// KIP-1331: the topology epoch of the stored description (-1: none).
     pub stored_description_topology_epoch: i32,
+    /// KIP-1331: the topology epoch whose description failed (-1: none).
     pub failed_description_topology_epoch: i32,
     // --- soft (not persisted) ---
+    /// The topology with its internal topics configured against the metadata, once it could be.
     pub configured_topology: Option<ConfiguredTopology>,
     /// Whether describe shows `configured_topology` (else the topology as sent): it does once a
     /// write of this group followed its configuration, as Kafka's describe reads committed state.
-    pub configured_topology_described: bool,
+    pub(crate) configured_topology_described: bool,
     /// (deadline, group epoch at which it was set); (0, 0) = expired.
-    pub metadata_refresh_deadline: (Millis, i32),
+    pub(crate) metadata_refresh_deadline: (Millis, i32),
+    /// The member that asked the application to shut down, if one did.
     pub shutdown_request_member_id: Option<String>,
+    /// The epoch of the endpoint-to-partitions map (bumped when it changes).
     pub endpoint_information_epoch: i32,
-    pub task_offsets: BTreeMap<String, MemberTaskOffsets>,
+    pub(crate) task_offsets: BTreeMap<String, MemberTaskOffsets>,
     // --- derived ---
-    pub index: ProcessIndex,
+    pub(crate) index: ProcessIndex,
     /// The iteration order of Kafka's member map (a `TimelineHashMap`), which decides the
     /// sticky assignor's ties: fed with a `put` for every member written (replacements too) and
     /// a `remove` for every member deleted, exactly where Kafka's replay changes its map. It
     /// follows from the records in their order, but not from the state alone (and a compacted
     /// log replays in another order, as in Kafka), so it stays out of [`Self::persistent_view`].
-    pub member_order: TimelineHashMapOrder<String>,
+    pub(crate) member_order: TimelineHashMapOrder<String>,
 }
 
 impl StreamsGroup {
     /// A new group as Kafka 4.4 starts it: group epoch 1, assignment epoch 1 (spec §2.3, §0).
-    pub fn new(group_id: &str) -> StreamsGroup {
+    pub(crate) fn new(group_id: &str) -> StreamsGroup {
         StreamsGroup {
             group_id: group_id.to_string(),
             group_epoch: 1,
@@ -316,7 +352,7 @@ impl StreamsGroup {
     }
 
     /// Insert or replace a member, keeping the indexes in step.
-    pub fn put_member(&mut self, member: StreamsMember) {
+    pub(crate) fn put_member(&mut self, member: StreamsMember) {
         if let Some(old) = self.members.remove(&member.member_id) {
             self.index.remove_member(&old);
             if let Some(i) = &old.instance_id
@@ -337,7 +373,11 @@ impl StreamsGroup {
 
     /// Change a member (created with Kafka's defaults when absent, as replay does, spec §6),
     /// keeping the indexes in step.
-    pub fn update_member(&mut self, member_id: &str, change: impl FnOnce(&mut StreamsMember)) {
+    pub(crate) fn update_member(
+        &mut self,
+        member_id: &str,
+        change: impl FnOnce(&mut StreamsMember),
+    ) {
         let mut m = self
             .members
             .get(member_id)
@@ -347,7 +387,7 @@ impl StreamsGroup {
         self.put_member(m);
     }
 
-    pub fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
+    pub(crate) fn remove_member(&mut self, member_id: &str) -> Option<StreamsMember> {
         let old = self.members.remove(member_id)?;
         self.member_order.remove(&old.member_id);
         self.index.remove_member(&old);
@@ -363,13 +403,14 @@ impl StreamsGroup {
         Some(old)
     }
 
+    /// The member holding a static instance id.
     pub fn static_member(&self, instance_id: &str) -> Option<&StreamsMember> {
         self.static_members
             .get(instance_id)
             .and_then(|m| self.members.get(m))
     }
 
-    pub fn apply_group_metadata(&mut self, v: &GroupMetadataValue) {
+    pub(crate) fn apply_group_metadata(&mut self, v: &GroupMetadataValue) {
         self.group_epoch = v.epoch;
         self.metadata_hash = v.metadata_hash;
         self.validated_topology_epoch = v.validated_topology_epoch;
@@ -378,7 +419,7 @@ impl StreamsGroup {
         self.failed_description_topology_epoch = v.failed_description_topology_epoch;
     }
 
-    pub fn group_metadata_value(&self) -> GroupMetadataValue {
+    pub(crate) fn group_metadata_value(&self) -> GroupMetadataValue {
         GroupMetadataValue {
             epoch: self.group_epoch,
             metadata_hash: self.metadata_hash,
@@ -390,13 +431,13 @@ impl StreamsGroup {
     }
 
     /// `hasMetadataExpired` (spec §3.8).
-    pub fn has_metadata_expired(&self, now: Millis) -> bool {
+    pub(crate) fn has_metadata_expired(&self, now: Millis) -> bool {
         let (deadline, epoch) = self.metadata_refresh_deadline;
         now >= deadline || self.group_epoch < epoch
     }
 
     /// The persistent state only, in a canonical form (for hashing and replay checks).
-    pub fn persistent_view(&self) -> PersistentGroupView<'_> {
+    pub(crate) fn persistent_view(&self) -> PersistentGroupView<'_> {
         PersistentGroupView {
             group_id: &self.group_id,
             group_epoch: self.group_epoch,

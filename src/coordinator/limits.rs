@@ -13,7 +13,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::protocol::{StreamsGroupHeartbeatRequest, TaskIds};
 use crate::topology::{ConfiguredTopology, StreamsTopology};
 
-/// The configurable bounds (see [`KEYS`]).
+/// Bounds on what clients can make the coordinator store, set with the `groupcoord.max.*` keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Limits {

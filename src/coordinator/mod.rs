@@ -1,13 +1,23 @@
-//! The streams group coordinator state machine (spec §2-§4, §6, §8).
+//! The group coordinator state machine: streams groups (spec §2-§4, §6, §8), classic groups
+//! (docs/classic-protocol.md) and committed offsets.
 //!
-//! Public contract (stable; the server and the simulation code against it):
+//! Public contract (the server and the simulation code against it):
 //! * `Coordinator::new(CoordinatorConfig)`
-//! * `streams_group_heartbeat(now, &RequestContext, &StreamsGroupHeartbeatRequest) -> Outcome<StreamsGroupHeartbeatResponse>`
-//! * `streams_group_describe(&StreamsGroupDescribeRequest, api_version) -> StreamsGroupDescribeResponse`
-//! * `list_groups(states_filter: &[String], types_filter: &[String]) -> Vec<ListedGroup>`
-//! * `delete_groups(now, &[String]) -> Outcome<Vec<(String, ErrorCode)>>`
-//! * `offset_commit(now, &OffsetCommitInput) -> Outcome<OffsetCommitResult>`,
-//!   `offset_fetch(&OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError>`
+//! * streams groups: `streams_group_heartbeat(now, &RequestContext,
+//!   &StreamsGroupHeartbeatRequest) -> Outcome<StreamsGroupHeartbeatResponse>`,
+//!   `streams_group_describe(&StreamsGroupDescribeRequest, api_version) ->
+//!   StreamsGroupDescribeResponse`
+//! * classic groups: `classic_join(now, &RequestContext, &JoinGroupRequest, RequestToken)` and
+//!   `classic_sync(now, &SyncGroupRequest, RequestToken)` (both `-> Outcome<()>`: the answer comes
+//!   later through `take_completed() -> Vec<Completed>`), `classic_heartbeat(now,
+//!   &HeartbeatRequest) -> Outcome<ErrorCode>`, `classic_leave(now, &LeaveGroupRequest) ->
+//!   Outcome<LeaveGroupResponse>`, `describe_groups(&[String], api_version) ->
+//!   Vec<DescribedClassicGroup>`
+//! * every group: `list_groups(states_filter: &[String], types_filter: &[String]) ->
+//!   Vec<ListedGroup>`, `delete_groups(now, &[String]) -> Outcome<Vec<(String, ErrorCode)>>`
+//! * offsets: `offset_commit(now, &OffsetCommitInput) -> Outcome<OffsetCommitResult>`,
+//!   `offset_fetch(&OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError>`,
+//!   `offset_delete(now, group_id, &[(String, Vec<i32>)]) -> Outcome<OffsetDeleteResponse>`
 //! * `set_metadata(MetadataImage)`: topic changes (the caller owns the topic registry)
 //! * `next_timer() -> Option<(Millis, TimerKey)>` (`next_deadline()` without the key),
 //!   `fire_due_timers(now) -> Vec<Outcome<()>>`
@@ -25,6 +35,7 @@ use crate::types::Millis;
 /// Who sent a request (spec §3.4 step C: client id and host come from the request context).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RequestContext {
+    /// The client id of the request.
     pub client_id: String,
     /// Java format, e.g. `/127.0.0.1`.
     pub client_host: String,
@@ -37,28 +48,40 @@ pub struct RequestContext {
 #[serde(tag = "kind")]
 #[non_exhaustive]
 pub enum TimerKey {
+    /// A member's session: it expires unless the member heartbeats (§3.13).
     SessionTimeout {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
     },
+    /// A member's deadline to revoke tasks after a rebalance.
     RebalanceTimeout {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
     },
+    /// The delay before a new group's first assignment.
     InitialRebalance {
+        /// The group.
         group_id: String,
     },
     /// A classic member's session (Kafka's `heartbeat-{group}-{member}`).
     ClassicHeartbeat {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
     },
     /// The end of a classic group's join phase (`join-{group}`).
     ClassicJoin {
+        /// The group.
         group_id: String,
     },
     /// The deadline for a classic group's SyncGroups (`sync-{group}`; tag: the generation).
     ClassicSync {
+        /// The group.
         group_id: String,
     },
 }
@@ -68,7 +91,9 @@ pub enum TimerKey {
 #[serde(tag = "op")]
 #[non_exhaustive]
 pub enum TimerChange {
+    /// Arm (or re-arm) `key` to fire at `deadline`.
     Schedule { key: TimerKey, deadline: Millis },
+    /// Disarm `key`.
     Cancel { key: TimerKey },
 }
 
@@ -80,9 +105,13 @@ pub enum TimerChange {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[must_use = "the records are already applied: persist them (and apply the timer changes)"]
 pub struct Outcome<R> {
+    /// The response to send.
     pub response: R,
+    /// The records written, in order: persist them before sending the response.
     pub records: Vec<Record>,
+    /// The timer changes made.
     pub timers: Vec<TimerChange>,
+    /// Internal topics the caller should create (as a broker auto-creates them).
     pub topics_to_create: Vec<InternalTopic>,
 }
 
@@ -142,6 +171,7 @@ pub struct Coordinator {
 }
 
 impl Coordinator {
+    /// An empty coordinator: no groups, no topics.
     pub fn new(config: CoordinatorConfig) -> Coordinator {
         Coordinator {
             config,
@@ -153,14 +183,17 @@ impl Coordinator {
         }
     }
 
+    /// The configuration in force.
     pub fn config(&self) -> &CoordinatorConfig {
         &self.config
     }
 
+    /// Replace the configuration (group-level overrides included).
     pub fn set_config(&mut self, config: CoordinatorConfig) {
         self.config = config;
     }
 
+    /// The topic view the coordinator works with.
     pub fn metadata(&self) -> &MetadataImage {
         &self.metadata
     }
@@ -193,10 +226,12 @@ impl Coordinator {
         self.metadata = image;
     }
 
+    /// A streams group, for reading.
     pub fn group(&self, group_id: &str) -> Option<&StreamsGroup> {
         self.groups.streams(group_id)
     }
 
+    /// Every streams group.
     pub fn groups(&self) -> impl Iterator<Item = &StreamsGroup> {
         self.groups.all_streams()
     }
@@ -206,6 +241,7 @@ impl Coordinator {
         self.groups.ids().cloned().collect()
     }
 
+    /// The committed offsets of a group.
     pub fn offsets(&self, group_id: &str) -> Option<&GroupOffsets> {
         self.offsets.get(group_id)
     }

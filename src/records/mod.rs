@@ -2,7 +2,7 @@
 //!
 //! Every operation of the coordinator returns the records it wrote; applying them through
 //! [`crate::coordinator::Coordinator::replay`] is how the live state changes too, so a restart is
-//! a replay. [`codec`] encodes them in Kafka's binary layout (key: int16 type + struct v0;
+//! a replay. [`encode_record`] encodes them in Kafka's binary layout (key: int16 type + struct v0;
 //! value: int16 version + struct), tombstones as a null value.
 
 pub(crate) mod codec;
@@ -20,13 +20,21 @@ pub use compact::{Compaction, compact};
 
 /// Record type numbers (the `apiKey` of the coordinator key schemas).
 pub mod record_type {
+    /// Committed offset of one partition.
     pub const OFFSET_COMMIT: i16 = 1;
+    /// A classic group with its members.
     pub const CLASSIC_GROUP_METADATA: i16 = 2;
+    /// A streams group's epoch and metadata hash.
     pub const STREAMS_GROUP_METADATA: i16 = 17;
+    /// A streams member's metadata.
     pub const STREAMS_GROUP_MEMBER_METADATA: i16 = 19;
+    /// The epoch of a streams group's target assignment.
     pub const STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: i16 = 20;
+    /// One member's tasks in the target assignment.
     pub const STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: i16 = 21;
+    /// A member's current assignment and reconciliation state.
     pub const STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: i16 = 22;
+    /// A streams group's topology.
     pub const STREAMS_GROUP_TOPOLOGY: i16 = 23;
 }
 
@@ -37,52 +45,74 @@ pub mod record_type {
 pub enum Record {
     /// Type 17.
     GroupMetadata {
+        /// The group.
         group_id: String,
+        /// The value; `None` deletes the group.
         value: Option<GroupMetadataValue>,
     },
     /// Type 19.
     MemberMetadata {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
+        /// The value; `None` removes the member.
         value: Option<MemberMetadataValue>,
     },
     /// Type 20.
     TargetAssignmentMetadata {
+        /// The group.
         group_id: String,
+        /// The value; `None` with the group's deletion.
         value: Option<TargetAssignmentMetadataValue>,
     },
     /// Type 21.
     TargetAssignmentMember {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
+        /// The member's target tasks; `None` removes the member from the target.
         value: Option<TasksTuple>,
     },
     /// Type 22.
     CurrentMemberAssignment {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
+        /// The value; `None` removes the member's assignment.
         value: Option<CurrentMemberAssignmentValue>,
     },
     /// Type 23.
     Topology {
+        /// The group.
         group_id: String,
+        /// The topology; `None` with the group's deletion.
         value: Option<StreamsTopology>,
     },
     /// Type 2: a classic group (docs/classic-protocol.md §C7), Kafka's `GroupMetadata`.
     ClassicGroupMetadata {
+        /// The group.
         group_id: String,
+        /// The value; `None` deletes the group.
         value: Option<ClassicGroupMetadataValue>,
     },
     /// Type 1 (committed offsets, spec §8).
     OffsetCommit {
+        /// The group.
         group_id: String,
+        /// The topic.
         topic: String,
+        /// The partition.
         partition: i32,
+        /// The committed offset; `None` deletes it.
         value: Option<OffsetCommitValue>,
     },
 }
 
 impl Record {
+    /// Kafka's record type number (the `record_type` constants).
     pub fn record_type(&self) -> i16 {
         use record_type::*;
         match self {
@@ -111,6 +141,7 @@ impl Record {
         }
     }
 
+    /// The group the record belongs to.
     pub fn group_id(&self) -> &str {
         match self {
             Record::GroupMetadata { group_id, .. }
@@ -124,6 +155,7 @@ impl Record {
         }
     }
 
+    /// Whether the record deletes its key (no value).
     pub fn is_tombstone(&self) -> bool {
         match self {
             Record::GroupMetadata { value, .. } => value.is_none(),
@@ -166,7 +198,9 @@ impl Record {
 /// Value of record 17 `StreamsGroupMetadata`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupMetadataValue {
+    /// The group epoch.
     pub epoch: i32,
+    /// Hash of the subscribed topics' metadata the group last configured with (§3.8).
     pub metadata_hash: i64,
     /// Tagged 0, default -1.
     pub validated_topology_epoch: i32,
@@ -194,20 +228,30 @@ impl Default for GroupMetadataValue {
 /// An IQ endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct UserEndpoint {
+    /// Host.
     pub host: String,
+    /// Port.
     pub port: u16,
 }
 
 /// Value of record 19 `StreamsGroupMemberMetadata`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberMetadataValue {
+    /// Static membership id, if any.
     pub instance_id: Option<String>,
+    /// Rack, if any.
     pub rack_id: Option<String>,
+    /// Client id of the member's last heartbeat.
     pub client_id: String,
+    /// Client host, in Java's format (`/127.0.0.1`).
     pub client_host: String,
+    /// Rebalance timeout in ms.
     pub rebalance_timeout_ms: i32,
+    /// Topology epoch the member joined with.
     pub topology_epoch: i32,
+    /// Process id.
     pub process_id: String,
+    /// Interactive-query endpoint, if any.
     pub user_endpoint: Option<UserEndpoint>,
     /// Sorted by key.
     pub client_tags: BTreeMap<String, String>,
@@ -216,6 +260,7 @@ pub struct MemberMetadataValue {
 /// Value of record 20 `StreamsGroupTargetAssignmentMetadata`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetAssignmentMetadataValue {
+    /// The target assignment's epoch.
     pub assignment_epoch: i32,
     /// Tagged 0, default 0 (KIP-1263).
     pub assignment_timestamp: i64,
@@ -225,13 +270,18 @@ pub struct TargetAssignmentMetadataValue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum MemberState {
+    /// Owns exactly its target tasks.
     Stable,
+    /// Must still revoke tasks it owns.
     UnrevokedTasks,
+    /// Waits for tasks other members must release first.
     UnreleasedTasks,
+    /// A value this version does not know.
     Unknown,
 }
 
 impl MemberState {
+    /// The byte Kafka persists.
     pub fn value(self) -> i8 {
         match self {
             MemberState::Stable => 1,
@@ -251,6 +301,7 @@ impl MemberState {
         }
     }
 
+    /// Kafka's name, e.g. `UNREVOKED_TASKS`.
     pub fn name(self) -> &'static str {
         match self {
             MemberState::Stable => "STABLE",
@@ -264,19 +315,28 @@ impl MemberState {
 /// Value of record 22 `StreamsGroupCurrentMemberAssignment`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CurrentMemberAssignmentValue {
+    /// The member's epoch.
     pub member_epoch: i32,
+    /// Its epoch before the last change.
     pub previous_member_epoch: i32,
+    /// Its reconciliation state.
     pub state: MemberState,
+    /// Tasks it owns, with the epoch each was assigned at.
     pub assigned: TasksWithEpochs,
+    /// Tasks it must revoke.
     pub pending_revocation: TasksWithEpochs,
 }
 
 /// Value of record 1 `OffsetCommit` (value version 3 layout).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetCommitValue {
+    /// The offset.
     pub offset: i64,
+    /// The leader epoch the client saw, or -1.
     pub leader_epoch: i32,
+    /// The client's metadata string.
     pub metadata: String,
+    /// When the commit was made (ms since the epoch).
     pub commit_timestamp: i64,
 }
 
@@ -285,26 +345,35 @@ pub struct OffsetCommitValue {
 pub struct ClassicGroupMetadataValue {
     /// `""` for a group without members that never had a type.
     pub protocol_type: String,
+    /// The generation.
     pub generation: i32,
+    /// The chosen protocol (assignor), once there is one.
     pub protocol: Option<String>,
+    /// The leader member, once there is one.
     pub leader: Option<String>,
     /// v2+, -1 when absent.
     pub current_state_timestamp: i64,
+    /// The members.
     pub members: Vec<ClassicMemberMetadata>,
 }
 
 /// One member in [`ClassicGroupMetadataValue`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassicMemberMetadata {
+    /// The member id.
     pub member_id: String,
     /// v3+.
     pub group_instance_id: Option<String>,
+    /// Client id.
     pub client_id: String,
+    /// Client host, in Java's format.
     pub client_host: String,
     /// v1+, -1 when absent (the session timeout is used then).
     pub rebalance_timeout: i32,
+    /// Session timeout in ms.
     pub session_timeout: i32,
     /// The member's metadata for the group's protocol.
     pub subscription: Vec<u8>,
+    /// The assignment the leader gave the member.
     pub assignment: Vec<u8>,
 }

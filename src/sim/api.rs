@@ -11,11 +11,15 @@ use crate::protocol::Topology;
 /// One Kafka Streams process (an application instance) with `threads` members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessSpec {
+    /// The process id the members report (Kafka Streams' process UUID).
     pub process_id: String,
+    /// Stream threads, one member each.
     #[serde(default = "one")]
     pub threads: u32,
+    /// The rack all its members report.
     #[serde(default)]
     pub rack: Option<String>,
+    /// Client tags all its members report (`rack.aware.assignment.tags`).
     #[serde(default)]
     pub client_tags: BTreeMap<String, String>,
     /// Static membership: members get `group.instance.id` `<process_id>-<thread>`.
@@ -33,14 +37,20 @@ fn one() -> u32 {
 /// A whole simulated run's starting point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScenarioSpec {
+    /// A short name (the explorer's preset list shows it).
     pub name: String,
+    /// What the scenario shows.
     #[serde(default)]
     pub description: String,
+    /// Seeds the RNG that draws latencies and message loss: same seed, same run.
     pub seed: u64,
+    /// The group every member joins.
     pub group_id: String,
     /// Existing topics: name -> partition count.
     pub topics: BTreeMap<String, i32>,
+    /// The topology every member joins with.
     pub topology: Topology,
+    /// The processes, each with its members.
     pub processes: Vec<ProcessSpec>,
     /// Broker config keys (Kafka names, spec §7) -> value, applied over the defaults.
     #[serde(default)]
@@ -67,29 +77,41 @@ fn yes() -> bool {
 #[serde(tag = "action", rename_all = "snake_case", try_from = "RawAction")]
 #[non_exhaustive]
 pub enum Action {
+    /// A new member (thread) in an existing process.
     AddMember {
+        /// The process to add it to.
         process_id: String,
     },
+    /// A new process with its members.
     AddProcess {
+        /// The process.
         process: ProcessSpec,
     },
     /// Stops heartbeating without leaving; the session timeout fences it.
     CrashMember {
+        /// The member, by its simulation name (`<process>-t<thread>`).
         member: String,
     },
+    /// Leaves the group (epoch -1).
     LeaveMember {
+        /// The member.
         member: String,
     },
     /// Static member: leave with epoch -2, then rejoin after `down_ms`.
     StaticBounce {
+        /// The member.
         member: String,
+        /// How long it stays away.
         down_ms: i64,
     },
     /// Heartbeats of this member are lost (both directions) until healed.
     CutNetwork {
+        /// The member.
         member: String,
     },
+    /// Ends a [`Action::CutNetwork`].
     HealNetwork {
+        /// The member.
         member: String,
     },
     /// Drop the coordinator's memory and rebuild it by replaying the record log.
@@ -98,30 +120,43 @@ pub enum Action {
     BumpTopologyEpoch,
     /// `partitions` is the new total partition count (as Kafka's CreatePartitions), not a delta.
     AddPartitions {
+        /// The topic.
         topic: String,
+        /// The new partition count.
         partitions: i32,
     },
+    /// Creates a topic, e.g. a missing source topic.
     CreateTopic {
+        /// The topic.
         topic: String,
+        /// Its partition count.
         partitions: i32,
     },
+    /// The member asks the whole application to shut down.
     RequestShutdown {
+        /// The member that asks.
         member: String,
     },
+    /// Sets `num.standby.replicas` for the group.
     SetStandbyReplicas {
+        /// The new count.
         replicas: i32,
     },
+    /// Switches the group's assignor (`group.streams.assignor` / a built-in name).
     SetAssignor {
+        /// The assignor's name.
         name: String,
     },
     /// Start a new incarnation (new member id, same thread and instance id) of a crashed, left or
     /// stopped member.
     RestartMember {
+        /// The member.
         member: String,
     },
     /// Every heartbeat leg (request or response) is lost with this probability (0-100 %,
     /// drawn from the seeded RNG) until set back to 0.
     SetMessageLoss {
+        /// 0 to 100.
         percent: u32,
     },
 }
@@ -242,7 +277,9 @@ impl TryFrom<RawAction> for TimedAction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawAction")]
 pub struct TimedAction {
+    /// Simulated time in ms.
     pub at_ms: i64,
+    /// The action.
     #[serde(flatten)]
     pub action: Action,
 }
@@ -253,80 +290,121 @@ pub type TaskList = Vec<String>;
 /// One member as the explorer shows it: the coordinator's view plus the client's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberView {
+    /// The member id.
     pub member_id: String,
+    /// Its process.
     pub process_id: String,
+    /// Its static membership id, if any.
     pub instance_id: Option<String>,
+    /// Its rack, if any.
     pub rack: Option<String>,
     /// `alive`, `crashed`, `partitioned`, `left`, `bouncing`, `stopped` (fatal error or
     /// application shutdown).
     pub client_status: String,
     /// Coordinator side (None when the coordinator does not know the member).
     pub state: Option<String>,
+    /// Epoch per the coordinator.
     pub member_epoch: Option<i32>,
+    /// The epoch before the last change.
     pub previous_member_epoch: Option<i32>,
+    /// Active tasks the coordinator considers owned.
     pub active: TaskList,
+    /// Standby tasks the coordinator considers owned.
     pub standby: TaskList,
+    /// Warm-up tasks the coordinator considers owned.
     pub warmup: TaskList,
+    /// Tasks the member must give up before it gets new ones.
     pub pending_revocation: TaskList,
+    /// Active tasks of the target assignment.
     pub target_active: TaskList,
+    /// Standby tasks of the target assignment.
     pub target_standby: TaskList,
+    /// Warm-up tasks of the target assignment.
     pub target_warmup: TaskList,
     /// Client side: what the member currently runs.
     pub owned_active: TaskList,
+    /// Standby tasks the client runs.
     pub owned_standby: TaskList,
+    /// Warm-up tasks the client runs.
     pub owned_warmup: TaskList,
+    /// When the coordinator's session timer fences the member.
     pub session_deadline_ms: Option<i64>,
+    /// The session timeout in force.
     pub session_timeout_ms: i64,
+    /// When the rebalance timer fences the member, if one is armed.
     pub rebalance_deadline_ms: Option<i64>,
+    /// When the client sends its next heartbeat.
     pub next_heartbeat_ms: Option<i64>,
 }
 
 /// The group as the explorer shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupView {
+    /// The group id.
     pub group_id: String,
     /// `Empty`, `NotReady`, `Assigning`, `Reconciling`, `Stable` (or `Dead` when absent).
     pub state: String,
+    /// The group epoch.
     pub group_epoch: i32,
+    /// The target assignment's epoch.
     pub assignment_epoch: i32,
+    /// The epoch of the group's topology, once one was set.
     pub topology_epoch: Option<i32>,
+    /// The topology epoch last validated against the topics (-1: none).
     pub validated_topology_epoch: i32,
+    /// The assignor in use.
     pub assignor: String,
+    /// `num.standby.replicas` in force.
     pub num_standby_replicas: i32,
     /// Every task of the configured topology, `"subtopology_partition"`, sorted.
     pub tasks: TaskList,
     /// Stateful subtopology ids.
     pub stateful_subtopologies: Vec<String>,
+    /// Members, coordinator and client view joined.
     pub members: Vec<MemberView>,
     /// Last statuses the coordinator reported, as `NAME: detail`.
     pub statuses: Vec<String>,
+    /// When the initial rebalance delay ends, if it is running.
     pub initial_rebalance_deadline_ms: Option<i64>,
 }
 
 /// A full snapshot at the current time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SimSnapshot {
+    /// Simulated time in ms.
     pub now_ms: i64,
+    /// The group.
     pub group: GroupView,
+    /// Topics and their partition counts.
     pub topics: BTreeMap<String, i32>,
+    /// The coordinator's [`state_hash`](crate::Coordinator::state_hash).
     pub state_hash: String,
+    /// Steps taken so far.
     pub steps: u64,
 }
 
 /// One heartbeat exchange (or one lost heartbeat).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageLogEntry {
+    /// Sequence number of the exchange.
     pub seq: u64,
+    /// When the member sent the request.
     pub sent_ms: i64,
+    /// When the response arrived (-1 while in flight or lost).
     pub received_ms: i64,
+    /// The member.
     pub member_id: String,
     /// `StreamsGroupHeartbeat` (api key 88); the request version used.
     pub api_version: i16,
+    /// The request as JSON.
     pub request: serde_json::Value,
+    /// The response as JSON, once one arrived.
     pub response: Option<serde_json::Value>,
     /// Wire bytes (body, no header) as lowercase hex.
     pub request_hex: String,
+    /// Response wire bytes as lowercase hex.
     pub response_hex: Option<String>,
+    /// A transport error, e.g. a request timeout.
     pub error: Option<String>,
     /// `delivered`, `lost_request`, `lost_response`, or `in_flight` while still on the way.
     pub fate: String,
@@ -335,19 +413,26 @@ pub struct MessageLogEntry {
 /// One coordinator record as written, with the operation that caused it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordLogEntry {
+    /// Sequence number of the record.
     pub seq: u64,
+    /// Simulated time at which it was written.
     pub at_ms: i64,
     /// e.g. `heartbeat m1`, `session-timeout m2`, `initial-rebalance`.
     pub cause: String,
+    /// The record in one line.
     pub summary: String,
+    /// The record.
     pub record: crate::records::Record,
 }
 
 /// The result of one invariant after a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvariantResult {
+    /// The invariant's name.
     pub name: String,
+    /// Whether it holds.
     pub ok: bool,
+    /// What is wrong when it does not.
     pub detail: String,
 }
 
@@ -356,28 +441,47 @@ pub struct InvariantResult {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SimEvent {
+    /// A heartbeat exchange completed or failed.
     Heartbeat {
+        /// The exchange's sequence number ([`MessageLogEntry::seq`]).
         seq: u64,
+        /// The member.
         member_id: String,
+        /// When.
         at_ms: i64,
+        /// `None` on success, else Kafka's error name or how the exchange was lost.
         error: Option<String>,
     },
+    /// A coordinator timer fired.
     Timer {
+        /// When.
         at_ms: i64,
+        /// The timer's key, e.g. `session-timeout m1`.
         timer: String,
     },
+    /// A user action was applied.
     Action {
+        /// When.
         at_ms: i64,
+        /// The action.
         action: Action,
     },
+    /// The group changed state.
     StateChange {
+        /// When.
         at_ms: i64,
+        /// The previous state.
         from: String,
+        /// The new state.
         to: String,
     },
+    /// An invariant stopped holding.
     InvariantViolated {
+        /// When.
         at_ms: i64,
+        /// The invariant.
         name: String,
+        /// What is wrong.
         detail: String,
     },
 }

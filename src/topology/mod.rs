@@ -23,45 +23,61 @@ pub use endpoints::partitions_for_tasks;
 /// A topic config entry or client tag, in declaration order.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct KeyValue {
+    /// The key.
     pub key: String,
+    /// The value.
     pub value: String,
 }
 
 /// An internal topic as declared by a member.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TopicInfo {
+    /// The topic name.
     pub name: String,
     /// 0 = not enforced.
     pub partitions: i32,
     /// 0 = broker default.
     pub replication_factor: i16,
+    /// Configs to create the topic with.
     pub topic_configs: Vec<KeyValue>,
 }
 
 /// Indices into the enclosing subtopology's lists.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct CopartitionGroup {
+    /// Indexes into `source_topics`.
     pub source_topics: Vec<i16>,
+    /// Indexes into `source_topic_regex` (ignored, as in Kafka).
     pub source_topic_regex: Vec<i16>,
+    /// Indexes into `repartition_source_topics`.
     pub repartition_source_topics: Vec<i16>,
 }
 
 /// One subtopology as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Subtopology {
+    /// The subtopology id.
     pub subtopology_id: String,
+    /// Input topics.
     pub source_topics: Vec<String>,
+    /// Input topic patterns (a topology with any is rejected, §3.2).
     pub source_topic_regex: Vec<String>,
+    /// Changelog topics of its state stores.
     pub state_changelog_topics: Vec<TopicInfo>,
+    /// Repartition topics it writes.
     pub repartition_sink_topics: Vec<String>,
+    /// Repartition topics it reads.
     pub repartition_source_topics: Vec<TopicInfo>,
+    /// Groups of topics that must be co-partitioned.
     pub copartition_groups: Vec<CopartitionGroup>,
 }
 
 /// A topology as declared by members and stored in record 23.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct StreamsTopology {
+    /// The topology epoch.
     pub epoch: i32,
+    /// The subtopologies, in the order the member sent them.
     pub subtopologies: Vec<Subtopology>,
 }
 
@@ -112,6 +128,7 @@ impl StreamsTopology {
         }
     }
 
+    /// A subtopology by id.
     pub fn subtopology(&self, id: &str) -> Option<&Subtopology> {
         self.subtopologies.iter().find(|s| s.subtopology_id == id)
     }
@@ -145,10 +162,12 @@ impl StreamsTopology {
 /// What the coordinator knows of the cluster's topics: name -> partition count.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MetadataImage {
+    /// Topic name -> partition count.
     pub topics: BTreeMap<String, i32>,
 }
 
 impl MetadataImage {
+    /// A topic's partition count, if the topic exists.
     pub fn partitions(&self, topic: &str) -> Option<i32> {
         self.topics.get(topic).copied()
     }
@@ -157,10 +176,13 @@ impl MetadataImage {
 /// An internal topic resolved to a partition count (spec §3.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InternalTopic {
+    /// The topic name.
     pub name: String,
+    /// Its partition count.
     pub partitions: i32,
     /// `None` = broker default.
     pub replication_factor: Option<i16>,
+    /// Configs to create it with.
     pub configs: BTreeMap<String, String>,
 }
 
@@ -169,9 +191,13 @@ pub struct InternalTopic {
 pub struct ConfiguredSubtopology {
     /// Max partition count over source and repartition source topics (> 0).
     pub number_of_tasks: i32,
+    /// Input topics.
     pub source_topics: BTreeSet<String>,
+    /// Repartition topics it writes.
     pub repartition_sink_topics: BTreeSet<String>,
+    /// Repartition topics it reads, resolved.
     pub repartition_source_topics: BTreeMap<String, InternalTopic>,
+    /// Changelog topics, resolved (one partition per task).
     pub state_changelog_topics: BTreeMap<String, InternalTopic>,
 }
 
@@ -187,18 +213,22 @@ impl ConfiguredSubtopology {
 pub struct TopicConfigurationIssue {
     /// One of `MISSING_SOURCE_TOPICS`, `INCORRECTLY_PARTITIONED_TOPICS`, `MISSING_INTERNAL_TOPICS`.
     pub status_code: i8,
+    /// What is wrong, in Kafka's words.
     pub detail: String,
 }
 
 /// The result of topic configuration (spec §3.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfiguredTopology {
+    /// The topology epoch this was computed for.
     pub topology_epoch: i32,
+    /// The metadata hash this was computed with (§3.8).
     pub metadata_hash: i64,
     /// Present unless `issue` is present; present also with `MISSING_INTERNAL_TOPICS`.
     pub subtopologies: Option<BTreeMap<String, ConfiguredSubtopology>>,
     /// Internal topics that do not exist yet and must be created, by name.
     pub internal_topics_to_create: BTreeMap<String, InternalTopic>,
+    /// Why the topology cannot be used yet (a heartbeat status), if so.
     pub issue: Option<TopicConfigurationIssue>,
 }
 
@@ -213,5 +243,6 @@ impl ConfiguredTopology {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[error("{message}")]
 pub struct InvalidTopology {
+    /// Kafka's error message.
     pub message: String,
 }

@@ -37,7 +37,7 @@ use super::commit_mark::{self, CommitMark, Mark};
 use super::lock::{DataDirLock, LockError};
 use crate::server::codec88::{decode_records, encode_records};
 
-pub const MAGIC: u32 = 0x4743_4C42;
+pub(crate) const MAGIC: u32 = 0x4743_4C42;
 const HEADER: usize = 12;
 const KIND_RECORDS: u8 = 0;
 const KIND_TOPICS: u8 = 1;
