@@ -20,7 +20,9 @@ use crate::config::{CoordinatorConfig, GroupConfig};
 /// A configuration problem; `key` names the offending key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
+    /// The offending key.
     pub key: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -80,7 +82,9 @@ impl Default for ServerKeys {
 /// Everything a properties file configures.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParsedConfig {
+    /// The coordinator's configuration.
     pub coordinator: CoordinatorConfig,
+    /// The socket server's keys.
     pub server: ServerKeys,
 }
 

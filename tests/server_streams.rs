@@ -19,7 +19,7 @@ use kafka_protocol::messages::offset_commit_request::{
 };
 use kafka_protocol::messages::*;
 
-pub fn options(dir: PathBuf) -> ServeOptions {
+fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
     o.topics = vec![("input".into(), 6)];
     o.coordinator.initial_rebalance_delay_ms = 0;

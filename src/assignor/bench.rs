@@ -148,6 +148,7 @@ impl BenchInput {
         big
     }
 
+    /// The benchmark topology.
     pub fn topology(&self) -> TopologySpec {
         let mut t = TopologySpec::default();
         for s in &self.subtopologies {

@@ -22,7 +22,9 @@ use crate::types::{TaskId, TaskSet};
 /// Assignment configs handed to the assignor (spec §3.9, §5.2).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct AssignmentConfigs {
+    /// Standby replicas per stateful task.
     pub num_standby_replicas: i32,
+    /// Client tags standbys are spread over (rack awareness).
     pub rack_aware_assignment_tags: Vec<String>,
     /// Not epoch-relevant; used for warm-up decisions only.
     pub acceptable_recovery_lag: i64,
@@ -33,16 +35,23 @@ pub struct AssignmentConfigs {
 /// One member as the assignor sees it (spec §5.2 `MemberAssignmentMetadata` + state).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberSpec {
+    /// Static membership id, if any.
     pub instance_id: Option<String>,
+    /// Rack, if any.
     pub rack_id: Option<String>,
+    /// The process the member runs in; tasks of one process are not placed twice.
     pub process_id: String,
+    /// Client tags (for rack-aware standbys).
     pub client_tags: BTreeMap<String, String>,
     /// Currently owned (assigned) tasks, not the target.
     pub active_tasks: TaskSet,
+    /// Currently owned standby tasks.
     pub standby_tasks: TaskSet,
+    /// Currently owned warm-up tasks.
     pub warmup_tasks: TaskSet,
     /// Reported cumulative changelog offsets per task.
     pub task_offsets: BTreeMap<TaskId, i64>,
+    /// Reported changelog end offsets per task.
     pub task_end_offsets: BTreeMap<TaskId, i64>,
 }
 
@@ -51,6 +60,7 @@ pub struct MemberSpec {
 pub struct GroupSpec {
     /// By member id (sorted, so iteration never depends on insertion order).
     pub members: BTreeMap<String, MemberSpec>,
+    /// The group's assignment configs.
     pub configs: AssignmentConfigs,
 }
 
@@ -66,10 +76,12 @@ pub struct SubtopologySpec {
 /// The configured topology as the assignor sees it, by subtopology id (sorted).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopologySpec {
+    /// Subtopology id -> its task count and statefulness.
     pub subtopologies: BTreeMap<String, SubtopologySpec>,
 }
 
 impl TopologySpec {
+    /// Whether `task` exists in the topology.
     pub fn contains(&self, task: &TaskId) -> bool {
         self.subtopologies
             .get(&task.subtopology)
@@ -87,14 +99,18 @@ impl TopologySpec {
 /// One member's new target.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberAssignment {
+    /// Active tasks.
     pub active: TaskSet,
+    /// Standby tasks.
     pub standby: TaskSet,
+    /// Warm-up tasks.
     pub warmup: TaskSet,
 }
 
 /// The assignor's output: every member of the spec appears (possibly empty).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GroupAssignment {
+    /// Member id -> its new target.
     pub members: BTreeMap<String, MemberAssignment>,
 }
 
@@ -105,7 +121,9 @@ pub struct AssignorError(pub String);
 
 /// A task assignor. Must be deterministic: same inputs, same output.
 pub trait TaskAssignor: Send + Sync {
+    /// The assignor's name (`group.streams.assignors`).
     fn name(&self) -> &'static str;
+    /// Computes the target assignment of `group` for `topology`.
     fn assign(
         &self,
         group: &GroupSpec,
@@ -114,7 +132,7 @@ pub trait TaskAssignor: Send + Sync {
 
     /// [`TaskAssignor::assign`] when the caller knows the order in which Kafka's coordinator
     /// would put the members into the assignor's member map: its own member map's iteration
-    /// order ([`java_compat::TimelineHashMapOrder`] fed with every `put` and `remove` of member
+    /// order (a Java `TimelineHashMap` fed with every `put` and `remove` of member
     /// ids), then a member not in it yet. Only Kafka's `sticky` depends on it (for member ids
     /// sharing a `HashMap` bucket); the default ignores it.
     fn assign_in_member_order(

@@ -30,9 +30,13 @@ fn classic_state_matches(filter: &str, state: &str) -> bool {
 /// One row of ListGroups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedGroup {
+    /// The group id.
     pub group_id: String,
+    /// `consumer` for classic consumer groups, `""` for streams groups (as Kafka answers).
     pub protocol_type: String,
+    /// Kafka's state name.
     pub group_state: String,
+    /// `classic` or `streams`.
     pub group_type: String,
 }
 

@@ -91,10 +91,18 @@ pub enum TimerKey {
 #[serde(tag = "op")]
 #[non_exhaustive]
 pub enum TimerChange {
-    /// Arm (or re-arm) `key` to fire at `deadline`.
-    Schedule { key: TimerKey, deadline: Millis },
-    /// Disarm `key`.
-    Cancel { key: TimerKey },
+    /// Arm (or re-arm) a timer.
+    Schedule {
+        /// The timer.
+        key: TimerKey,
+        /// When it fires.
+        deadline: Millis,
+    },
+    /// Disarm a timer.
+    Cancel {
+        /// The timer.
+        key: TimerKey,
+    },
 }
 
 /// What an operation produced: the response, the records it wrote (already applied), the timer

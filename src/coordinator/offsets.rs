@@ -7,50 +7,72 @@ use crate::error::{ApiError, ErrorCode};
 use crate::records::{OffsetCommitValue, Record};
 use crate::types::Millis;
 
+/// One partition of an offset commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetCommitPartition {
+    /// The partition.
     pub partition: i32,
+    /// The offset to commit.
     pub offset: i64,
+    /// The leader epoch the client saw, or -1.
     pub leader_epoch: i32,
+    /// Client metadata, stored as sent (`None` stores `""`).
     pub metadata: Option<String>,
 }
 
+/// One topic of an offset commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetCommitTopic {
+    /// The topic.
     pub name: String,
+    /// Its partitions.
     pub partitions: Vec<OffsetCommitPartition>,
 }
 
 /// An OffsetCommit request as the coordinator needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetCommitInput {
+    /// The group.
     pub group_id: String,
+    /// The member committing (`""` for an admin or a standalone consumer).
     pub member_id: String,
     /// `GenerationIdOrMemberEpoch`.
     pub member_epoch: i32,
+    /// The static membership id, if any.
     pub group_instance_id: Option<String>,
+    /// The request's API version (streams members need v9+).
     pub api_version: i16,
+    /// Whether this is TxnOffsetCommit.
     pub transactional: bool,
+    /// The offsets to commit.
     pub topics: Vec<OffsetCommitTopic>,
 }
 
 /// An OffsetFetch request for one group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetFetchInput {
+    /// The group.
     pub group_id: String,
+    /// The member fetching, if the request names one (v9+).
     pub member_id: Option<String>,
+    /// Its epoch (-1 when the request has none).
     pub member_epoch: i32,
     /// `None` = every committed partition.
     pub topics: Option<Vec<(String, Vec<i32>)>>,
 }
 
+/// One partition's committed offset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FetchedOffset {
+    /// The topic.
     pub topic: String,
+    /// The partition.
     pub partition: i32,
     /// -1 when nothing is committed.
     pub offset: i64,
+    /// The leader epoch stored with it, or -1.
     pub leader_epoch: i32,
+    /// The metadata stored with it.
     pub metadata: String,
 }
 

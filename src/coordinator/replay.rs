@@ -16,35 +16,77 @@ use crate::records::codec::encode_record;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplayError {
+    /// A streams record for a group of another type.
     #[error("group {group_id} exists and is not a streams group")]
-    NotAStreamsGroup { group_id: String },
+    NotAStreamsGroup {
+        /// The group.
+        group_id: String,
+    },
+    /// A classic record for a group of another type.
     #[error("group {group_id} exists and is not a classic group")]
-    NotAClassicGroup { group_id: String },
+    NotAClassicGroup {
+        /// The group.
+        group_id: String,
+    },
+    /// A group tombstone while the group still has members.
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
-    GroupHasMembers { group_id: String, members: usize },
+    GroupHasMembers {
+        /// The group.
+        group_id: String,
+        /// How many members remain.
+        members: usize,
+    },
+    /// A group tombstone while its target assignment is still set.
     #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
-    GroupStillAssigned { group_id: String, epoch: i32 },
+    GroupStillAssigned {
+        /// The group.
+        group_id: String,
+        /// The assignment epoch still set.
+        epoch: i32,
+    },
+    /// A member tombstone before its current assignment's tombstone.
     #[error(
         "cannot remove member {member_id} of {group_id}: its current assignment (epoch {epoch}) \
          was not tombstoned first"
     )]
     MemberStillAssigned {
+        /// The group.
         group_id: String,
+        /// The member.
         member_id: String,
+        /// The epoch of its remaining assignment.
         epoch: i32,
     },
+    /// A member tombstone before its target assignment's tombstone.
     #[error(
         "cannot remove member {member_id} of {group_id}: its target assignment was not \
          tombstoned first"
     )]
-    MemberStillTargeted { group_id: String, member_id: String },
+    MemberStillTargeted {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+    },
+    /// A target assignment metadata tombstone while member targets remain.
     #[error(
         "cannot clear the target assignment metadata of {group_id}: {remaining} member targets \
          remain"
     )]
-    TargetAssignmentRemains { group_id: String, remaining: usize },
+    TargetAssignmentRemains {
+        /// The group.
+        group_id: String,
+        /// Member targets left.
+        remaining: usize,
+    },
+    /// A topology record beyond the `groupcoord.max.*` limits.
     #[error("topology of {group_id} is beyond this coordinator's limits: {reason}")]
-    BeyondLimits { group_id: String, reason: String },
+    BeyondLimits {
+        /// The group.
+        group_id: String,
+        /// Which limit.
+        reason: String,
+    },
 }
 
 /// The state an operation's records may change (their groups and committed offsets), saved

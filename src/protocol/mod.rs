@@ -20,14 +20,22 @@ pub const STREAMS_MAX_VERSION: i16 = 1;
 
 /// `StreamsGroupHeartbeatResponse.Status` codes (spec §1.3).
 pub mod status_code {
+    /// The member's topology epoch is behind the group's.
     pub const STALE_TOPOLOGY: i8 = 0;
+    /// Source topics of the topology do not exist.
     pub const MISSING_SOURCE_TOPICS: i8 = 1;
+    /// Co-partitioned topics have different partition counts.
     pub const INCORRECTLY_PARTITIONED_TOPICS: i8 = 2;
+    /// Internal topics are missing (the coordinator asks for their creation).
     pub const MISSING_INTERNAL_TOPICS: i8 = 3;
+    /// A member asked the application to shut down.
     pub const SHUTDOWN_APPLICATION: i8 = 4;
+    /// The assignment is held back (initial rebalance delay or assignment interval).
     pub const ASSIGNMENT_DELAYED: i8 = 5;
+    /// The member lacks client tags that rack-aware standby assignment needs (v1+).
     pub const MISSING_CLIENT_TAGS: i8 = 6;
 
+    /// Kafka's name of a status code.
     pub fn name(code: i8) -> &'static str {
         match code {
             STALE_TOPOLOGY => "STALE_TOPOLOGY",
@@ -41,6 +49,7 @@ pub mod status_code {
         }
     }
 
+    /// The status code of a name, if it is one.
     pub fn from_name(name: &str) -> Option<i8> {
         (0..=6).find(|c| self::name(*c) == name)
     }

@@ -8,11 +8,14 @@ use crate::types::TaskSet;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct ScenarioError {
+    /// The line of the scenario file (1-based).
     pub line: usize,
+    /// What went wrong.
     pub message: String,
 }
 
 impl ScenarioError {
+    /// An error at `line`.
     pub fn new(line: usize, message: impl Into<String>) -> Self {
         ScenarioError {
             line,

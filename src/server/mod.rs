@@ -1,20 +1,22 @@
 //! Native server: `groupcoord serve`. Kafka wire protocol over TCP, a durable log, a web view.
 //!
-//! The shape, one concern per module (after mini-redis):
+//! The public surface is [`start`] with [`ServeOptions`] (returning a [`ServerHandle`]), the
+//! served API table [`SUPPORTED`], [`decode_request_frame`] (the fuzz targets' entry), the log
+//! ([`storage`]) and the CLI's [`tools`]. Inside, one concern per module (after mini-redis):
 //!
-//! * [`listener`]: the accept loop and the connection limits.
-//! * [`connection`]: one client connection: reads frames ([`frame`], within the memory budget),
+//! * `listener`: the accept loop and the connection limits.
+//! * `connection`: one client connection: reads frames (`frame`, within the memory budget),
 //!   answers the few requests that need no state itself, sends the rest to the owner in batches
 //!   and writes every response back in request order (pipelining allowed).
-//! * [`owner`]: the only place the pure [`Coordinator`](crate::coordinator::Coordinator) lives,
-//!   on a thread of its own: it runs batches of requests through [`kafka::State::handle`] (pure:
+//! * `owner`: the only place the pure [`Coordinator`] lives,
+//!   on a thread of its own: it runs batches of requests through `kafka::State::handle` (pure:
 //!   request in, response and log entries out), fires the coordinator's timers and keeps the live
 //!   view.
-//! * [`commit`]: the group-commit thread: appends and fsyncs the log entries of every batch, and
+//! * `commit`: the group-commit thread: appends and fsyncs the log entries of every batch, and
 //!   only then releases the responses that depend on them.
 //! * [`storage`]: the log (segments, snapshots; compaction is the core's
 //!   [`records::compact`](crate::records::compact)).
-//! * [`web`]: static files, the live view (`/api/groups`, SSE), `/metrics`.
+//! * `web`: static files, the live view (`/api/groups`, SSE), `/metrics`.
 //! * [`tools`]: a small client, `bench load` and the `--demo` members.
 
 mod codec88;
@@ -70,13 +72,21 @@ pub fn now_ms() -> Millis {
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
+    /// Where the Kafka protocol listens (port 0 picks a free port).
     pub listen: SocketAddr,
+    /// The log's directory (created if missing; locked while the server runs).
     pub data_dir: PathBuf,
+    /// Topics to create at start-up if they do not exist: (name, partitions).
     pub topics: Vec<(String, i32)>,
+    /// The coordinator's configuration.
     pub coordinator: CoordinatorConfig,
+    /// Socket-server keys (`max.connections`, `queued.max.request.bytes`, ...).
     pub server: ServerKeys,
+    /// Where the web UI listens, if at all.
     pub http: Option<SocketAddr>,
+    /// The explorer's static files, served by the web UI.
     pub www_dir: PathBuf,
+    /// Run demo members against the server (`--demo`).
     pub demo: bool,
     /// Write a compacted snapshot once this many bytes were appended since the last one.
     pub snapshot_bytes: u64,
@@ -86,11 +96,12 @@ pub struct ServeOptions {
     pub owner_spin: Duration,
     /// Fault injection for tests: the owner thread panics when it handles a request from this
     /// client id (proves that a dead owner stops the server instead of leaving a zombie).
-    #[doc(hidden)]
+    /// `None` (the default) in production.
     pub panic_owner_on_client_id: Option<String>,
 }
 
 impl ServeOptions {
+    /// Defaults for everything but the listen address and the data directory.
     pub fn new(listen: SocketAddr, data_dir: PathBuf) -> ServeOptions {
         ServeOptions {
             listen,
@@ -138,17 +149,22 @@ impl Shared {
 /// Why a running server stopped by itself.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ServerError {
+    /// The thread that owns the coordinator panicked (the message is the panic's).
     #[error("the coordinator owner thread panicked: {0}; server stopped")]
     OwnerPanicked(String),
+    /// An append or fsync of the log failed: nothing more can be acknowledged.
     #[error(transparent)]
     Commit(#[from] CommitError),
+    /// The group-commit thread panicked (the message is the panic's).
     #[error("the commit thread panicked: {0}; server stopped")]
     CommitPanicked(String),
 }
 
 /// A running server.
 pub struct ServerHandle {
+    /// The Kafka listener's address (the real port when `listen` asked for port 0).
     pub addr: SocketAddr,
+    /// The web UI's address, if it was enabled.
     pub http_addr: Option<SocketAddr>,
     pub(crate) shared: Arc<Shared>,
     shutdown: Arc<watch::Sender<bool>>,
@@ -227,13 +243,18 @@ impl LiveWatch {
 /// Errors that stop start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The log could not be loaded.
     #[error(transparent)]
     Load(#[from] storage::log::LoadError),
+    /// A listening socket could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address.
         addr: SocketAddr,
+        /// The error.
         source: std::io::Error,
     },
+    /// Anything else that stops start-up (the start-up topics, a thread that would not start).
     #[error("{0}")]
     Other(String),
 }

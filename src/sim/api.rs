@@ -69,7 +69,7 @@ fn yes() -> bool {
 
 /// A user action (fault injection and operations), applied at the simulation's current time.
 ///
-/// JSON: `{"action": "<snake_case variant>", ...fields}`. Deserialized through [`RawAction`]
+/// JSON: `{"action": "<snake_case variant>", ...fields}`. Deserialized through a flat `RawAction`
 /// (same format, same messages for a missing field or an unknown action): serde's internally
 /// tagged enums buffer the input and instantiate each variant's visitor again for the buffer,
 /// which made action parsing a large part of the wasm module.

@@ -198,10 +198,12 @@ impl Simulation {
     // Public API
     // -----------------------------------------------------------------------------------------
 
+    /// Simulated time in ms.
     pub fn now(&self) -> i64 {
         self.now
     }
 
+    /// The scenario the simulation was built from.
     pub fn spec(&self) -> &ScenarioSpec {
         &self.spec
     }
@@ -344,7 +346,7 @@ impl Simulation {
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(s.as_bytes()))
     }
 
-    /// Every invariant at the current time (spec names; see [`invariants`]).
+    /// Every invariant at the current time (spec names; see `sim/invariants.rs`).
     pub fn invariants(&self) -> Vec<InvariantResult> {
         let mut out = invariants::check(self);
         out.push(match &self.replay_result {
@@ -402,6 +404,7 @@ impl Simulation {
         Ok(c.state_hash())
     }
 
+    /// The coordinator, for reading.
     pub fn coordinator(&self) -> &Coordinator {
         &self.coord
     }

@@ -4,7 +4,7 @@
 //! [`crate::coordinator::Coordinator`] on simulated time, with a seeded network (latency, lost
 //! requests and responses) and user-triggered faults ([`Action`]). Every heartbeat goes through
 //! the wire codec, every record is logged with its cause, and the safety invariants of
-//! [`invariants`] are checked after every event. Same spec + same actions = same state hash: the
+//! `sim/invariants.rs` are checked after every event. Same spec + same actions = same state hash: the
 //! explorer's permalinks, step back and time travel rely on it ([`Simulation::replay_to`]).
 //!
 //! Client model (what a Kafka Streams 4.4 client does, simplified):
@@ -28,12 +28,14 @@
 //!   does not send again (spec §3.11).
 
 //!
-//! Invariants (names as shown in the explorer, see [`invariants`]): `active-task-single-owner`,
+//! Invariants (names as shown in the explorer, see `sim/invariants.rs`):
+//! `active-task-single-owner`,
 //! `assigned-active-single-owner`, `member-epoch-le-group-epoch`,
 //! `assignment-epoch-le-group-epoch`, `epochs-monotonic`, `stable-group-members-own-target`,
 //! `standby-not-with-active`, `replay-equals-live`.
 //!
-//! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
+//! Random runs for tests and the CLI: [`run_seed`] / [`run_seeds`] (on [`random_scenario`]);
+//! explorer presets: [`presets()`].
 
 mod api;
 mod client;
@@ -58,20 +60,29 @@ pub use random::{
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum SimError {
+    /// A broker config of the scenario is unknown or out of bounds.
     #[error("config {key}={value}: {reason}")]
     Config {
+        /// The key.
         key: String,
+        /// The value given.
         value: String,
+        /// What is wrong.
         reason: String,
     },
+    /// The scenario cannot be simulated (e.g. a bad latency range, a duplicate process).
     #[error("invalid scenario: {0}")]
     InvalidSpec(String),
+    /// An action names a member the simulation does not have.
     #[error("unknown member {0}")]
     UnknownMember(String),
+    /// An action names a process the simulation does not have.
     #[error("unknown process {0}")]
     UnknownProcess(String),
+    /// An action that cannot apply now (e.g. to a member that is not running).
     #[error("invalid action: {0}")]
     InvalidAction(String),
+    /// Rebuilding the coordinator from its records failed.
     #[error("coordinator replay failed: {0}")]
     Replay(String),
 }

@@ -25,8 +25,11 @@ use super::engine::Simulation;
 /// A seed that failed, with a command that reproduces it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeedFailure {
+    /// The seed.
     pub seed: u64,
+    /// Simulated time of the failure.
     pub at_ms: i64,
+    /// What failed.
     pub reason: String,
     /// Shell command reproducing the failure.
     pub repro: String,
@@ -49,12 +52,17 @@ impl std::error::Error for SeedFailure {}
 /// What a passing seed did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeedReport {
+    /// The seed.
     pub seed: u64,
+    /// Faults injected.
     pub faults: usize,
+    /// Heartbeats exchanged.
     pub heartbeats: u64,
+    /// Records written.
     pub records: usize,
     /// Simulated ms from the end of the faults to convergence.
     pub converged_after_ms: i64,
+    /// The bound convergence had to meet.
     pub bound_ms: i64,
     /// Heartbeat errors and message fates seen (by name), and record causes (first word).
     pub tally: BTreeMap<String, u64>,

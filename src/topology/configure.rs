@@ -440,7 +440,7 @@ pub fn topic_hash(topic: &str, partitions: i32) -> u64 {
 
 /// Hash over the required topics that exist in the image (spec §3.8); 0 when none exist.
 ///
-/// XXH3-64 over the [`topic_hash`] of each existing required topic (int64, big-endian) in topic
+/// XXH3-64 over the `topic_hash` of each existing required topic (int64, big-endian) in topic
 /// name order. Missing topics are skipped. Stable across runs, platforms and versions of this crate,
 /// but **not bit-compatible with Java**: the image carries neither topic ids nor replica racks, so
 /// they are left out of the topic hash. It only needs to change when a required topic is created,

@@ -2,7 +2,7 @@
 //! first in `group.consumer.assignors`) and `range`. Each gives Apache Kafka 4.4's exact
 //! assignment for the same input, which is why the input carries iteration orders: wherever the
 //! Java code iterates a hash-based collection and the order changes the result, [`GroupSpec`]
-//! takes that order explicitly and [`java_order`] computes it the way Kafka's coordinator builds
+//! takes that order explicitly and [`string_hash_map_order`] and its siblings compute it the way Kafka's coordinator builds
 //! those collections.
 //!
 //! The output keeps, besides the partition sets, Kafka's iteration order of each member's
@@ -43,15 +43,20 @@ pub const DEFAULT_ASSIGNORS: [&str; 2] = [UniformAssignor::NAME, RangeAssignor::
 /// keeps this up to date and the assignors pick their algorithm by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SubscriptionType {
+    /// Every member subscribes to the same topics.
     Homogeneous,
+    /// Members subscribe to different topics.
     Heterogeneous,
 }
 
 /// One member as the assignor sees it (Kafka's `MemberSubscription` + `MemberAssignment`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberSpec {
+    /// The member id.
     pub member_id: String,
+    /// The static membership id, if any.
     pub instance_id: Option<String>,
+    /// The member's rack, for rack-aware placement.
     pub rack_id: Option<String>,
     /// Subscribed topics in the order Kafka iterates the member's subscription (for Kafka's
     /// coordinator: the topic names in `java_order::string_hash_set_copy_order`, mapped to ids).
@@ -92,7 +97,9 @@ impl MemberSpec {
 /// the caller has dropped departed members' target assignments (as Kafka's tombstones do) first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupSpec {
+    /// The members, in the order Kafka's group iterates them.
     pub members: Vec<MemberSpec>,
+    /// Whether the subscriptions are all the same.
     pub subscription_type: SubscriptionType,
 }
 
@@ -126,7 +133,9 @@ impl GroupSpec {
 /// What the assignor knows of one topic (Kafka's `SubscribedTopicDescriber`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopicDescription {
+    /// The topic name.
     pub name: String,
+    /// Its partition count.
     pub num_partitions: i32,
     /// Racks of each partition's replicas, by partition (may be empty: unknown).
     pub partition_racks: Vec<BTreeSet<String>>,
@@ -135,6 +144,7 @@ pub struct TopicDescription {
 /// The topics of the cluster, by id.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopicMetadata {
+    /// Topic id -> description.
     pub topics: BTreeMap<TopicId, TopicDescription>,
 }
 
@@ -144,6 +154,7 @@ impl TopicMetadata {
         self.topics.get(topic).map(|t| t.num_partitions.max(0))
     }
 
+    /// The racks of one partition's replicas, if known.
     pub fn racks_for_partition(
         &self,
         topic: &TopicId,
@@ -157,6 +168,7 @@ impl TopicMetadata {
 /// Partitions per topic of one member.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberAssignment {
+    /// Topic -> partitions.
     pub partitions: BTreeMap<TopicId, BTreeSet<i32>>,
     /// The same partitions in the order Kafka's assignor output iterates them, which is the order
     /// Kafka writes the member's target assignment record in (and so, after a replay, decides the
@@ -181,10 +193,12 @@ impl MemberAssignment {
         }
     }
 
+    /// The number of partitions.
     pub fn len(&self) -> usize {
         self.partitions.values().map(BTreeSet::len).sum()
     }
 
+    /// Whether the member has no partition.
     pub fn is_empty(&self) -> bool {
         self.partitions.values().all(BTreeSet::is_empty)
     }
@@ -194,6 +208,7 @@ impl MemberAssignment {
 /// nobody subscribed to anything); a caller treats a missing member as assigned nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GroupAssignment {
+    /// Member id -> its assignment.
     pub members: BTreeMap<String, MemberAssignment>,
 }
 
@@ -225,6 +240,7 @@ impl GroupAssignment {
     }
 }
 
+/// Why an assignor could not assign.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AssignorError {
     /// Kafka's `PartitionAssignorException`, with its message.
@@ -238,7 +254,9 @@ pub enum AssignorError {
 
 /// A server-side consumer group assignor (Kafka's `ConsumerGroupPartitionAssignor`).
 pub trait PartitionAssignor {
+    /// The assignor's name, as `group.consumer.assignors` and the protocol name it.
     fn name(&self) -> &'static str;
+    /// Computes the target assignment of `group` over `topics`. Deterministic: same input, same output.
     fn assign(
         &self,
         group: &GroupSpec,
@@ -251,6 +269,7 @@ pub trait PartitionAssignor {
 pub struct UniformAssignor;
 
 impl UniformAssignor {
+    /// The name Kafka gives it.
     pub const NAME: &'static str = "uniform";
 }
 

@@ -11,10 +11,12 @@ use super::{
     SubscriptionType, TopicId, TopicMetadata,
 };
 
+/// Kafka's `range` assignor: per topic, consecutive partition ranges to the subscribed members.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RangeAssignor;
 
 impl RangeAssignor {
+    /// The name Kafka gives it.
     pub const NAME: &'static str = "range";
 }
 

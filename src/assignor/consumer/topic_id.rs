@@ -11,11 +11,14 @@ use serde::{Deserialize, Serialize};
 /// A topic id with Java `Uuid` ordering, hashing and text form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TopicId {
+    /// The UUID's first 64 bits, as Java's `Uuid` stores them.
     pub most_significant_bits: i64,
+    /// The UUID's last 64 bits.
     pub least_significant_bits: i64,
 }
 
 impl TopicId {
+    /// The id made of Java's two halves.
     pub const fn new(most_significant_bits: i64, least_significant_bits: i64) -> Self {
         TopicId {
             most_significant_bits,

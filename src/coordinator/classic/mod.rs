@@ -55,14 +55,18 @@ pub struct RequestToken(pub u64);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "api")]
 pub enum ClassicReply {
+    /// A JoinGroup answer.
     Join(JoinGroupResponse),
+    /// A SyncGroup answer.
     Sync(SyncGroupResponse),
 }
 
 /// An answer and the request it is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completed {
+    /// The request it answers.
     pub token: RequestToken,
+    /// The answer.
     pub reply: ClassicReply,
 }
 

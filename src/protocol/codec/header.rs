@@ -18,11 +18,15 @@ use crate::wire::{Reader, Writer};
 /// Request header v2.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RequestHeader {
+    /// The API key of the request.
     pub api_key: i16,
+    /// Its version.
     pub api_version: i16,
+    /// Echoed in the response, so that the client can match it.
     pub correlation_id: i32,
     /// Classic (int16-length) nullable string, even in this flexible header.
     pub client_id: Option<String>,
+    /// Tagged fields this codec does not know, kept so that re-encoding preserves them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: UnknownTaggedFields,
 }

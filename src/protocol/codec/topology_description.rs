@@ -30,37 +30,55 @@ use crate::wire::{Codec, Reader, Writer};
 /// Structured form of a KIP-1331 topology description.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopologyDescriptionContent {
+    /// The subtopologies.
     pub subtopologies: Vec<TopologyDescriptionSubtopology>,
+    /// Global state stores.
     pub global_stores: Vec<TopologyDescriptionGlobalStore>,
+    /// Tagged fields this codec does not know, kept so that re-encoding preserves them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
+/// One subtopology of a topology description.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopologyDescriptionSubtopology {
+    /// The subtopology id.
     pub subtopology_id: String,
+    /// Its processor nodes.
     pub nodes: Vec<TopologyDescriptionNode>,
+    /// Tagged fields this codec does not know, kept so that re-encoding preserves them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
+/// One node (source, processor or sink) of a topology description.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopologyDescriptionNode {
+    /// The node's name.
     pub name: String,
     /// 1 = SOURCE, 2 = PROCESSOR, 3 = SINK.
     pub node_type: i8,
+    /// Topics a source node reads.
     pub source_topics: Vec<String>,
+    /// The topic a sink node writes.
     pub sink_topic: Option<String>,
+    /// State stores a processor uses.
     pub stores: Vec<String>,
+    /// Names of the nodes it forwards to.
     pub successors: Vec<String>,
+    /// Tagged fields this codec does not know, kept so that re-encoding preserves them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
+/// A global state store: its source node and the processor that fills the store.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TopologyDescriptionGlobalStore {
+    /// The source node.
     pub source: TopologyDescriptionNode,
+    /// The processor node.
     pub processor: TopologyDescriptionNode,
+    /// Tagged fields this codec does not know, kept so that re-encoding preserves them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_tagged_fields: UnknownTaggedFields,
 }

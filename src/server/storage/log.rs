@@ -16,14 +16,14 @@
 //! u64 BE | CRC32C of those bytes u32 BE): a snapshot without a valid trailer (cut at a batch
 //! boundary, empty, or with any byte changed) is never loaded as complete.
 //!
-//! Load: how far the log was acknowledged is in `COMMIT` ([`super::commit_mark`]). A batch that
+//! Load: how far the log was acknowledged is in `COMMIT` (`storage/commit_mark.rs`). A batch that
 //! fails (bad magic, length past the end of file, CRC mismatch) *after* that point at the end of
 //! the last segment, with no valid batch after it, is a torn write: it is truncated and reported.
 //! Anything else (a bad batch before the commit mark, a bad batch followed by a valid one, a bad
 //! batch in an older segment, a batch whose CRC matches but whose body does not decode, a segment
 //! shorter than its acknowledged length, an incomplete or corrupt snapshot) stops the load with
 //! an error naming the file and offset, and leaves every file as it was. The data directory is
-//! locked while a log is open ([`super::lock`]).
+//! locked while a log is open (`storage/lock.rs`).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -56,10 +56,14 @@ const MAX_BATCH: usize = 256 * 1024 * 1024;
 pub enum TopicChange {
     /// Create (or set the partition count of) a topic.
     Set {
+        /// The topic.
         name: String,
+        /// Its partition count.
         partitions: i32,
     },
+    /// Delete a topic.
     Delete {
+        /// The topic.
         name: String,
     },
 }
@@ -67,27 +71,44 @@ pub enum TopicChange {
 /// One logged entry (one batch on disk).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogEntry {
+    /// Coordinator records, as an operation wrote them.
     Records(Vec<Record>),
+    /// Topic registry changes.
     Topics(Vec<TopicChange>),
 }
 
 /// A load failure that must stop start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// A file could not be read, written or listed.
     #[error("I/O error on {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Damage a torn tail cannot explain (e.g. in acknowledged bytes): nothing is truncated.
     #[error("corrupt log: {path} at offset {offset}: {reason}")]
     Corrupt {
+        /// The file.
         path: PathBuf,
+        /// Byte offset of the batch.
         offset: u64,
+        /// What is wrong.
         reason: String,
     },
+    /// A batch decoded but the state refused it.
     #[error("replay failed: {path} at offset {offset}: {reason}")]
     Replay {
+        /// The file.
         path: PathBuf,
+        /// Byte offset of the batch.
         offset: u64,
+        /// Why the replay failed.
         reason: String,
     },
+    /// Another process holds the data directory.
     #[error(transparent)]
     Locked(#[from] LockError),
 }
@@ -296,10 +317,15 @@ fn fsync_dir(dir: &Path) -> io::Result<()> {
 /// Statistics reported at load.
 #[derive(Debug, Default, Clone)]
 pub struct LoadReport {
+    /// The snapshot loaded first, if any.
     pub snapshot: Option<PathBuf>,
+    /// Segments read.
     pub segments: usize,
+    /// Batches replayed.
     pub batches: u64,
+    /// Records replayed.
     pub records: u64,
+    /// Bytes read.
     pub bytes: u64,
     /// (file, offset, bytes dropped, reason) of a truncated torn tail.
     pub truncated: Option<(PathBuf, u64, u64, String)>,
@@ -672,6 +698,7 @@ impl Log {
         self.total_bytes
     }
 
+    /// Whether enough was appended since the last snapshot to write a new one.
     pub fn needs_snapshot(&self) -> bool {
         self.since_snapshot >= self.snapshot_threshold
     }
@@ -745,6 +772,7 @@ impl Log {
         Ok(v)
     }
 
+    /// The segment appends go to.
     pub fn current_segment(&self) -> PathBuf {
         self.dir.join(segment_name(self.segment_no))
     }

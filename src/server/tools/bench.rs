@@ -235,14 +235,14 @@ async fn drive(
 }
 
 /// One measured row.
-pub struct Row {
-    pub name: &'static str,
-    pub connections: usize,
-    pub slots: usize,
-    pub per_sec: f64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub errors: u64,
+pub(crate) struct Row {
+    pub(crate) name: &'static str,
+    pub(crate) connections: usize,
+    pub(crate) slots: usize,
+    pub(crate) per_sec: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) errors: u64,
 }
 
 async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Result<Row, String> {
@@ -302,6 +302,7 @@ async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Res
     })
 }
 
+/// Runs `groupcoord bench load` (starting a server of its own unless `--addr` is given) and prints the report.
 pub async fn run_load(a: LoadArgs) -> ExitCode {
     let mut tmp = None;
     let (addr, server) = match a.addr {

@@ -317,6 +317,7 @@ fn mb(b: u64) -> String {
     format!("{:.1} MB", b as f64 / 1e6)
 }
 
+/// Runs `groupcoord bench hostile` against the server at `--addr` and prints the report.
 pub async fn run(a: HostileArgs) -> ExitCode {
     let addr = a.addr;
     let pid = a.pid;

@@ -20,9 +20,11 @@ pub use crate::server::wire::split_response;
 /// Client errors are strings: this is a test and tooling client.
 pub type Result<T> = std::result::Result<T, String>;
 
+/// A connection to a Kafka broker (or groupcoord), one request at a time or pipelined.
 pub struct Client {
     stream: TcpStream,
     next_corr: i32,
+    /// The client id sent in request headers.
     pub client_id: Option<String>,
 }
 
@@ -50,6 +52,7 @@ pub fn raw_frame(
 }
 
 impl Client {
+    /// Connects to `addr`.
     pub async fn connect(addr: SocketAddr) -> Result<Client> {
         let stream = TcpStream::connect(addr)
             .await
@@ -62,12 +65,14 @@ impl Client {
         })
     }
 
+    /// A fresh correlation id for a request sent by hand.
     pub fn next_correlation(&mut self) -> i32 {
         let c = self.next_corr;
         self.next_corr = self.next_corr.wrapping_add(1);
         c
     }
 
+    /// Writes raw bytes (a frame built with [`raw_frame`], or garbage on purpose).
     pub async fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
         self.stream
             .write_all(bytes)
@@ -120,6 +125,7 @@ impl Client {
         R::Response::decode(&mut b, version).map_err(|e| format!("{e:#}"))
     }
 
+    /// StreamsGroupHeartbeat at `version`: sends and waits for the answer.
     pub async fn heartbeat(
         &mut self,
         version: i16,
@@ -138,6 +144,7 @@ impl Client {
         codec88::decode_heartbeat_response(&body, version)
     }
 
+    /// StreamsGroupDescribe at `version`: sends and waits for the answer.
     pub async fn describe(
         &mut self,
         version: i16,
@@ -172,6 +179,7 @@ pub fn heartbeat_body(req: &StreamsGroupHeartbeatRequest, version: i16) -> Resul
     codec88::encode_heartbeat_request(req, version)
 }
 
+/// Decodes a StreamsGroupHeartbeat response body.
 pub fn decode_heartbeat(body: &[u8], version: i16) -> Result<StreamsGroupHeartbeatResponse> {
     codec88::decode_heartbeat_response(body, version)
 }

@@ -1,5 +1,5 @@
 //! Tools around the server: a small Kafka client ([`client`]), the heartbeat load benchmark
-//! ([`bench`]), the adversarial benchmark ([`bench_hostile`]) and the `--demo` members ([`demo`]).
+//! ([`bench`](mod@bench)), the adversarial benchmark ([`bench_hostile`]) and the `--demo` members (`demo`).
 
 pub mod bench;
 pub mod bench_hostile;
