@@ -102,6 +102,24 @@ fn overlong_and_overflowing_varints_are_errors() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+fn lenient_uvarint_reads_as_kafka_protocol_does() {
+    // Same as the strict reader wherever that one succeeds.
+    for v in [0u32, 1, 127, 128, 16_383, 16_384, u32::MAX] {
+        let mut b = Vec::new();
+        varint::put_uvarint(&mut b, v);
+        assert_eq!(varint::get_uvarint_lenient(&b), varint::get_uvarint(&b));
+    }
+    // Where the strict reader refuses, it stops after five bytes and keeps 32 bits.
+    let overlong = [0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+    assert_eq!(varint::get_uvarint(&overlong), Err(VarintError::Overlong));
+    assert_eq!(varint::get_uvarint_lenient(&overlong), Ok((u32::MAX, 5)));
+    assert_eq!(
+        varint::get_uvarint_lenient(&[0x80, 0x80]),
+        Err(VarintError::Truncated)
+    );
+}
+
+#[test]
 fn fixed_size_values_are_big_endian_and_bounds_checked() {
     let uuid = [7u8; 16];
     let bytes = written(|w| {

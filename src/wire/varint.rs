@@ -38,6 +38,21 @@ pub fn get_uvarint(buf: &[u8]) -> Result<(u32, usize), VarintError> {
     Err(VarintError::Truncated)
 }
 
+/// The unsigned varint at the start of `buf` as the `kafka-protocol` crate reads it: at most five
+/// bytes, whatever the fifth says, and the low 32 bits kept. Only for walking bodies that crate
+/// decodes next (the server's pre-validation), which must agree with it byte for byte; everything
+/// groupcoord decodes itself uses the strict [`get_uvarint`].
+pub fn get_uvarint_lenient(buf: &[u8]) -> Result<(u32, usize), VarintError> {
+    let mut value: u32 = 0;
+    for (i, &byte) in buf.iter().take(MAX_LEN).enumerate() {
+        value |= u32::from(byte & 0x7f).wrapping_shl(7 * i as u32);
+        if byte & 0x80 == 0 || i == MAX_LEN - 1 {
+            return Ok((value, i + 1));
+        }
+    }
+    Err(VarintError::Truncated)
+}
+
 /// Zigzag: small magnitudes, positive or negative, get small unsigned codes.
 pub fn zigzag(v: i32) -> u32 {
     ((v << 1) ^ (v >> 31)) as u32

@@ -41,6 +41,11 @@ impl Writer {
         self.buf
     }
 
+    /// The bytes written so far (e.g. to checksum them before the checksum is written).
+    pub fn written(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// The current path, with `name` appended when it is not empty.
     pub fn path_of(&self, name: &'static str) -> String {
         self.path.render_with(name)

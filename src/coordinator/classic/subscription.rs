@@ -5,32 +5,16 @@
 
 use std::collections::BTreeSet;
 
+use crate::wire::Reader;
+
 /// The subscribed topics, or `None` when the bytes do not parse.
 pub(crate) fn topics(bytes: &[u8]) -> Option<BTreeSet<String>> {
-    let mut pos = 0usize;
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let s = bytes.get(pos..pos.checked_add(n)?)?;
-        pos += n;
-        Some(s)
-    };
-    let version = i16::from_be_bytes(take(2)?.try_into().ok()?);
-    if version < 0 {
+    let mut r = Reader::new(bytes, "ConsumerProtocolSubscription");
+    if r.i16("Version").ok()? < 0 {
         return None;
     }
-    let count = i32::from_be_bytes(take(4)?.try_into().ok()?);
-    if count < 0 {
-        return None;
-    }
-    let mut out = BTreeSet::new();
-    for _ in 0..count {
-        let len = i16::from_be_bytes(take(2)?.try_into().ok()?);
-        if len < 0 {
-            return None;
-        }
-        let s = std::str::from_utf8(take(len as usize)?).ok()?;
-        out.insert(s.to_string());
-    }
-    Some(out)
+    let topics = r.array("Topics", |r| r.string("Topic")).ok()?;
+    Some(topics.into_iter().collect())
 }
 
 #[cfg(test)]

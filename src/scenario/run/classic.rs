@@ -16,6 +16,7 @@ use crate::protocol::classic::{
 use crate::records::Record;
 use crate::scenario::parse::{Args, ScenarioError, list};
 use crate::types::Millis;
+use crate::wire::{WireError, Writer};
 
 /// What the client side of a classic member remembers.
 #[derive(Debug, Clone, Default)]
@@ -65,15 +66,12 @@ pub(super) fn is_classic(cmd: &str) -> bool {
 }
 
 /// A `consumer` protocol subscription (version 0) to `topics`, no user data.
-fn subscription(topics: &[String]) -> Vec<u8> {
-    let mut b = vec![0, 0];
-    b.extend_from_slice(&(topics.len() as i32).to_be_bytes());
-    for t in topics {
-        b.extend_from_slice(&(t.len() as i16).to_be_bytes());
-        b.extend_from_slice(t.as_bytes());
-    }
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b
+fn subscription(topics: &[String]) -> Result<Vec<u8>, WireError> {
+    let mut w = Writer::new("ConsumerProtocolSubscription");
+    w.i16(0);
+    w.array("Topics", topics, |w, t| w.string("Topic", t))?;
+    w.nullable_bytes("UserData", None)?;
+    Ok(w.into_bytes())
 }
 
 fn code_name(c: ErrorCode) -> String {
@@ -95,7 +93,7 @@ impl Runner {
                 let topics = list(a.get("topics").unwrap_or("t"));
                 let metadata = match a.get("meta") {
                     Some(m) => m.as_bytes().to_vec(),
-                    None => subscription(&topics),
+                    None => subscription(&topics).map_err(|e| err(n, e.to_string()))?,
                 };
                 let protocols = list(a.get("protocols").unwrap_or("range"))
                     .into_iter()

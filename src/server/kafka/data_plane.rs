@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use bytes::{Bytes, BytesMut};
 
 use crate::error::ErrorCode;
+use crate::wire::{Reader, WireError};
 use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
@@ -74,14 +75,27 @@ pub struct BatchHeader {
     pub records_count: i32,
 }
 
-fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-}
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    i64::from_be_bytes(b[at..at + 8].try_into().unwrap())
+/// Reads the header of the batch at the start of `b` (at least [`BATCH_HEADER`] bytes), field by
+/// field in Kafka's `DefaultRecordBatch` layout.
+fn read_batch_header(b: &[u8]) -> Result<BatchHeader, WireError> {
+    let mut r = Reader::new(b, "RecordBatch");
+    let base_offset = r.i64("BaseOffset")?;
+    let batch_length = r.i32("BatchLength")?;
+    let _partition_leader_epoch = r.i32("PartitionLeaderEpoch")?;
+    Ok(BatchHeader {
+        base_offset,
+        length: 12 + batch_length.max(0) as usize,
+        magic: r.i8("Magic")?,
+        crc: r.u32("Crc")?,
+        attributes: r.i16("Attributes")?,
+        last_offset_delta: r.i32("LastOffsetDelta")?,
+        base_timestamp: r.i64("BaseTimestamp")?,
+        max_timestamp: r.i64("MaxTimestamp")?,
+        producer_id: r.i64("ProducerId")?,
+        producer_epoch: r.i16("ProducerEpoch")?,
+        base_sequence: r.i32("BaseSequence")?,
+        records_count: r.i32("RecordsCount")?,
+    })
 }
 
 /// Splits a records blob into v2 batches. Errors: truncated input, magic other than 2, CRC mismatch,
@@ -91,15 +105,20 @@ pub fn split_batches(records: &[u8]) -> Result<Vec<(BatchHeader, &[u8])>, i16> {
     let mut at = 0usize;
     while at < records.len() {
         let rest = &records[at..];
-        if rest.len() < 17 {
+        // Length and magic first: a batch of another format is refused before its size is trusted.
+        let mut prefix = Reader::new(rest, "RecordBatch");
+        let (Ok(_), Ok(batch_len), Ok(_), Ok(magic)) = (
+            prefix.i64("BaseOffset"),
+            prefix.i32("BatchLength"),
+            prefix.i32("PartitionLeaderEpoch"),
+            prefix.i8("Magic"),
+        ) else {
             return Err(ErrorCode::CORRUPT_MESSAGE.0);
-        }
-        let batch_len = be_i32(rest, 8);
+        };
         if batch_len < 0 {
             return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         let total = 12usize + batch_len as usize;
-        let magic = rest[16] as i8;
         if magic != 2 {
             return Err(ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT.0);
         }
@@ -107,20 +126,7 @@ pub fn split_batches(records: &[u8]) -> Result<Vec<(BatchHeader, &[u8])>, i16> {
             return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }
         let b = &rest[..total];
-        let h = BatchHeader {
-            base_offset: be_i64(b, 0),
-            length: total,
-            magic,
-            crc: be_i32(b, 17) as u32,
-            attributes: be_i16(b, 21),
-            last_offset_delta: be_i32(b, 23),
-            base_timestamp: be_i64(b, 27),
-            max_timestamp: be_i64(b, 35),
-            producer_id: be_i64(b, 43),
-            producer_epoch: be_i16(b, 51),
-            base_sequence: be_i32(b, 53),
-            records_count: be_i32(b, 57),
-        };
+        let h = read_batch_header(b).map_err(|_| ErrorCode::CORRUPT_MESSAGE.0)?;
         if h.last_offset_delta < 0 || h.records_count < 0 {
             return Err(ErrorCode::CORRUPT_MESSAGE.0);
         }

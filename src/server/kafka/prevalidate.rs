@@ -54,6 +54,8 @@ struct Layout {
 
 use T::*;
 
+use crate::wire::varint;
+
 const PRODUCE: Layout = Layout {
     flexible_from: 9,
     fields: &[
@@ -424,15 +426,20 @@ impl Walk<'_> {
 
     /// As the crate reads it: at most five bytes, 32 bits kept.
     fn uvarint(&mut self) -> Result<u32, String> {
-        let mut v = 0u32;
-        for i in 0..5 {
-            let [b] = self.take::<1>()?;
-            v |= ((b & 0x7f) as u32).wrapping_shl(7 * i);
-            if b & 0x80 == 0 {
-                break;
+        match varint::get_uvarint_lenient(&self.buf[self.pos..]) {
+            Ok((v, len)) => {
+                self.pos += len;
+                Ok(v)
+            }
+            Err(_) => {
+                // Truncated (the lenient read has no other error): it ran to the end.
+                self.pos = self.buf.len();
+                Err(format!(
+                    "varint at the end of the body: 1 more byte needed at offset {}",
+                    self.pos
+                ))
             }
         }
-        Ok(v)
     }
 
     /// A length prefix: `None` = null (-1).

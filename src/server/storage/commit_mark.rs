@@ -25,6 +25,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use crate::wire::{Reader, Writer};
+
 pub const COMMIT_FILE: &str = "COMMIT";
 const MAGIC: u32 = 0x4743_434D;
 const SLOT: usize = 32;
@@ -36,33 +38,32 @@ pub struct Mark {
     pub end: u64,
 }
 
+/// One slot: magic (uint32), sequence, segment and end (int64 each), CRC32C of the 28 bytes
+/// before it (uint32).
 fn encode(seq: u64, m: Mark) -> [u8; SLOT] {
-    let mut b = [0u8; SLOT];
-    b[0..4].copy_from_slice(&MAGIC.to_be_bytes());
-    b[4..12].copy_from_slice(&seq.to_be_bytes());
-    b[12..20].copy_from_slice(&m.segment.to_be_bytes());
-    b[20..28].copy_from_slice(&m.end.to_be_bytes());
-    let crc = crc32c::crc32c(&b[0..28]);
-    b[28..32].copy_from_slice(&crc.to_be_bytes());
-    b
+    let mut w = Writer::new("CommitMark");
+    w.u32(MAGIC);
+    w.i64(seq as i64);
+    w.i64(m.segment as i64);
+    w.i64(m.end as i64);
+    let crc = crc32c::crc32c(w.written());
+    w.u32(crc);
+    w.into_bytes()
+        .try_into()
+        .expect("a commit mark is 32 bytes")
 }
 
 fn decode(b: &[u8]) -> Option<(u64, Mark)> {
-    if b.len() < SLOT {
+    let mut r = Reader::new(b.get(..SLOT)?, "CommitMark");
+    let magic = r.u32("Magic").ok()?;
+    let seq = r.i64("Sequence").ok()? as u64;
+    let segment = r.i64("Segment").ok()? as u64;
+    let end = r.i64("End").ok()? as u64;
+    let crc = r.u32("Crc").ok()?;
+    if magic != MAGIC || crc32c::crc32c(&b[0..28]) != crc {
         return None;
     }
-    let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
-    let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().unwrap());
-    if u32_at(0) != MAGIC || crc32c::crc32c(&b[0..28]) != u32_at(28) {
-        return None;
-    }
-    Some((
-        u64_at(4),
-        Mark {
-            segment: u64_at(12),
-            end: u64_at(20),
-        },
-    ))
+    Some((seq, Mark { segment, end }))
 }
 
 /// What `COMMIT` holds.

@@ -148,25 +148,36 @@ pub fn encode_entry(entry: &LogEntry) -> io::Result<Vec<u8>> {
             payload.extend_from_slice(&w.into_bytes());
         }
     }
-    let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(&MAGIC.to_be_bytes());
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_be_bytes());
-    out.extend_from_slice(&payload);
-    Ok(out)
+    frame(&payload)
 }
 
-/// The snapshot trailer for `body` (everything written before it).
+/// A batch on disk: magic, payload length, CRC32C of the payload (all uint32), the payload.
+fn frame(payload: &[u8]) -> io::Result<Vec<u8>> {
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|&n| n as usize <= MAX_BATCH)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("log batch of {} bytes is too large", payload.len()),
+            )
+        })?;
+    let mut w = Writer::new("LogBatch");
+    w.u32(MAGIC);
+    w.u32(len);
+    w.u32(crc32c::crc32c(payload));
+    w.raw(payload);
+    Ok(w.into_bytes())
+}
+
+/// The snapshot trailer for `body` (everything written before it): the body's length (int64)
+/// and CRC32C (uint32), framed as a batch of kind `KIND_END`.
 fn snapshot_trailer(len: u64, crc: u32) -> Vec<u8> {
-    let mut payload = vec![KIND_END];
-    payload.extend_from_slice(&len.to_be_bytes());
-    payload.extend_from_slice(&crc.to_be_bytes());
-    let mut out = Vec::with_capacity(TRAILER);
-    out.extend_from_slice(&MAGIC.to_be_bytes());
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_be_bytes());
-    out.extend_from_slice(&payload);
-    out
+    let mut w = Writer::new("SnapshotEnd");
+    w.i8(KIND_END as i8);
+    w.i64(len as i64);
+    w.u32(crc);
+    frame(&w.into_bytes()).expect("a 13-byte payload fits a batch")
 }
 
 /// A snapshot of an older groupcoord (no trailer): if every batch in it is valid, rewrite it
@@ -202,10 +213,12 @@ pub(crate) fn snapshot_body(buf: &[u8]) -> Result<&[u8], String> {
     };
     let (body, tail) = buf.split_at(at);
     let ok = match parse_at(tail, 0) {
-        Parsed::Ok { payload, .. } if payload.len() == 13 && payload[0] == KIND_END => {
-            let len = u64::from_be_bytes(payload[1..9].try_into().unwrap());
-            let crc = u32::from_be_bytes(payload[9..13].try_into().unwrap());
-            len == body.len() as u64 && crc == crc32c::crc32c(body)
+        Parsed::Ok { payload, .. } if payload.len() == 13 => {
+            let mut r = Reader::new(payload, "SnapshotEnd");
+            let kind = r.i8("Kind").map(|k| k as u8);
+            let (len, crc) = (r.i64("Length"), r.u32("Crc"));
+            matches!((kind, len, crc), (Ok(KIND_END), Ok(len), Ok(crc))
+                if len as u64 == body.len() as u64 && crc == crc32c::crc32c(body))
         }
         _ => false,
     };
@@ -248,25 +261,23 @@ pub(crate) enum Parsed<'a> {
 
 pub(crate) fn parse_at(buf: &[u8], pos: usize) -> Parsed<'_> {
     let rest = &buf[pos..];
-    if rest.len() < HEADER {
+    let mut r = Reader::new(rest, "LogBatch");
+    let (Ok(magic), Ok(len), Ok(crc)) = (r.u32("Magic"), r.u32("Length"), r.u32("Crc")) else {
         return Parsed::Bad(format!("truncated batch header ({} bytes)", rest.len()));
-    }
-    let magic = u32::from_be_bytes(rest[0..4].try_into().unwrap());
+    };
     if magic != MAGIC {
         return Parsed::Bad(format!("bad magic {magic:#010x}"));
     }
-    let len = u32::from_be_bytes(rest[4..8].try_into().unwrap()) as usize;
+    let len = len as usize;
     if len > MAX_BATCH {
         return Parsed::Bad(format!("batch length {len} too large"));
     }
-    if rest.len() < HEADER + len {
+    let Ok(payload) = r.raw(len, "Payload") else {
         return Parsed::Bad(format!(
             "truncated batch: {len} bytes declared, {} present",
             rest.len() - HEADER
         ));
-    }
-    let crc = u32::from_be_bytes(rest[8..12].try_into().unwrap());
-    let payload = &rest[HEADER..HEADER + len];
+    };
     if crc32c::crc32c(payload) != crc {
         return Parsed::Bad("CRC32C mismatch".into());
     }
