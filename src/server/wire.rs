@@ -18,6 +18,7 @@ use crate::protocol::{
 };
 
 use super::codec88;
+use crate::wire::Reader;
 
 macro_rules! kafka_enums {
     ($($name:ident($req:ident, $resp:ident)),* $(,)?) => {
@@ -410,10 +411,9 @@ pub fn split_response(
         let (corr, len) = decode_response_header_v1(frame).map_err(|e| e.to_string())?;
         return Ok((corr, &frame[len..]));
     }
-    let (corr, body) = frame
-        .split_first_chunk::<4>()
-        .ok_or_else(|| "response shorter than its header".to_owned())?;
-    Ok((i32::from_be_bytes(*corr), body))
+    let mut r = Reader::new(frame, "ResponseHeader");
+    let corr = r.i32("CorrelationId").map_err(|e| e.to_string())?;
+    Ok((corr, &frame[4..]))
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! ResponseHeader v1 => CorrelationId int32, TaggedFields
 //! ```
 
-use bytes::BufMut;
 use serde::{Deserialize, Serialize};
 
 use super::CodecError;
@@ -88,10 +87,10 @@ impl RequestHeader {
 
 /// Response header v1 with no tagged fields: the correlation id and an empty tagged-field section.
 pub fn encode_response_header_v1(correlation_id: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5);
-    out.put_i32(correlation_id);
-    out.put_u8(0);
-    out
+    let mut w = Writer::new("ResponseHeader");
+    w.i32(correlation_id);
+    w.uvarint(0); // no tagged fields
+    w.into_bytes()
 }
 
 /// Decodes a response header v1 at the start of `frame`: its correlation id and its length in
@@ -107,11 +106,9 @@ pub fn decode_response_header_v1(frame: &[u8]) -> Result<(i32, usize), CodecErro
 /// without decoding anything else; `None` if the frame is shorter than 4 bytes. Works for every
 /// request header version.
 pub fn peek_api_key_version(frame: &[u8]) -> Option<(i16, i16)> {
-    match frame {
-        [k0, k1, v0, v1, ..] => Some((
-            i16::from_be_bytes([*k0, *k1]),
-            i16::from_be_bytes([*v0, *v1]),
-        )),
-        _ => None,
-    }
+    let mut r = Reader::new(frame, REQUEST_HEADER);
+    Some((
+        r.i16("RequestApiKey").ok()?,
+        r.i16("RequestApiVersion").ok()?,
+    ))
 }
