@@ -95,12 +95,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- install (idempotent) ---------------------------------------------------------------------------
-if [[ ",$clients," == *",kcat,"* ]] && ! command -v kcat >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq kcat >/dev/null
-  else
-    sudo apt-get update -qq && sudo apt-get install -y -qq kcat >/dev/null
-  fi
+# Debian packages: kcat (when it is tested), a JDK and Maven (the Java members, the tools, the
+# broker), the venv module. apt runs only when one is missing.
+missing=()
+if [[ ",$clients," == *",kcat,"* ]]; then command -v kcat >/dev/null || missing+=(kcat); fi
+command -v java >/dev/null || missing+=(default-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+if ((${#missing[@]})); then
+  echo "installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 VENV="$root/.venv"
 if ! "$VENV/bin/python" - <<'EOF' 2>/dev/null

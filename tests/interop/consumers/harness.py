@@ -123,9 +123,11 @@ class Member:
 
     def _read_out(self, stream):
         for line in stream:
-            self.out_log.write(line)
-            line = line.rstrip("\n")
             now = time.time()
+            # Membership lines get a wall-clock time in the log (for reading a slow step later).
+            self.out_log.write(line if line.startswith(("REC ", "Partition:")) else
+                               time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d} {line}")
+            line = line.rstrip("\n")
             if self.kind == "console":
                 m = CONSOLE_REC.match(line)
                 if m:
