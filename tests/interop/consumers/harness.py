@@ -226,9 +226,9 @@ def member_argv(client, boot, topic, group, label, instance_id, assignor=None, s
         argv = [py, "-u", worker, lib, boot] + common + [strat, str(session_ms), str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client == "java":
-        argv = java_cmd("interop.ConsumerWorker", coordinator_log=True) + [boot] + common + [assignor or "range",
-                                                                                         str(session_ms),
-                                                                        str(HEARTBEAT_MS)]
+        # The coordinator's INFO lines (with times) on stderr: a slow step can be read afterwards.
+        argv = java_cmd("interop.ConsumerWorker", coordinator_log=True) + [boot] + common + [
+            assignor or "range", str(session_ms), str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client == "kcat":
         # No auto.commit.interval.ms: kcat 1.7.1 sets `-X auto.commit.interval.ms` on the legacy
