@@ -1,14 +1,14 @@
 // The explorer's controller: scenario selection, playback, time travel, actions, permalinks,
 // side-by-side comparison and live mode. Rendering lives in views.js, the wasm run in sim-driver.js.
 import { Driver, RemoteDriver, decodeTrace, encodeTrace, loadWasm, takeRecvMs } from './sim-driver.js';
-import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
+import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, naturallyOrdered, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
 import { installTooltips } from './glossary.js';
 import { startLive } from './live.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim' };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -118,6 +118,7 @@ function setDriver(d) {
   S.driver?.free();
   S.driver = d;
   S.inbox = [];
+  S.steps = [];
   $('seed').value = d.spec.seed;
   S.order = new Map();
   S.violated = false;
@@ -188,7 +189,7 @@ function timed(k, fn) {
   if (PERF.cur) PERF.cur[k] = (PERF.cur[k] ?? 0) + dt;
 }
 function render() {
-  const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
+  const d = S.driver, f = d.last, g = naturallyOrdered(f.snapshot.group, (S.orderCache ??= {})), now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
   // The header is rebuilt only when the group changes; time and step count tick in place.
   const hdr = $('group-header');
@@ -293,10 +294,16 @@ function loop(ts) {
       timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
+    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } };
     if (!d.busy && S.pendingSeek != null) {
       const t = S.pendingSeek;
       S.pendingSeek = null;
-      d.seek(t).then(() => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } }, failed);
+      S.steps = [];
+      d.seek(t).then(replayed, failed);
+    } else if (!d.busy && S.steps.length) {
+      // Single steps, one at a time in the order pressed (each starts where the last one ended).
+      if (S.steps.shift() === 'back') d.stepBack().then(replayed, failed);
+      else d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
     } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
         const real = Math.min(250, ts - S.lastTs), ms = real * speed();
@@ -326,17 +333,10 @@ function loop(ts) {
   requestAnimationFrame(loop);
 }
 
-function stepForward() {
-  pause();
-  const d = S.driver;
-  // Step to the next scheduled thing; empty steps are skipped so one press shows a change.
-  d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
-}
-
-function stepBack() {
-  pause();
-  S.pendingSeek = S.driver.prevEventTime();
-}
+// Single steps (sim-driver.js): forward to the next time something happens, back to the previous
+// one; N back then N forward return to the same time and state hash.
+function stepForward() { pause(); S.steps.push('fwd'); }
+function stepBack() { pause(); S.steps.push('back'); }
 
 // ---- actions ----------------------------------------------------------------------------------
 
@@ -407,7 +407,9 @@ function missingTopic() {
   return '';
 }
 
-function memberMenu(id, x, y) {
+/** The action menu of member `id` at (x, y). `opener` (its ⋯ button) gets the focus back on close;
+ * the items are reachable by keyboard (↑ ↓ Home End, Enter, Esc). */
+function memberMenu(id, x, y, opener) {
   const m = S.driver.last.snapshot.group.members.find((mm) => mm.member_id === id);
   if (!m) return;
   const cut = m.client_status === 'partitioned';
@@ -420,18 +422,47 @@ function memberMenu(id, x, y) {
     ['restart_member', 'Restart (new incarnation)', { member: id }],
   ];
   const menu = $('menu');
-  menu.innerHTML = `<div class="mh">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +
-    items.map(([a, label], i) => `<button data-i="${i}" data-testid="menu-${a}">${label}</button>`).join('');
+  if (!menu.hidden && menu.dataset.member === id && opener && S.menuOpener === opener) { closeMenu(); return; } // ⋯ again: toggle
+  closeMenu(false);
+  menu.dataset.member = id;
+  menu.setAttribute('role', 'menu');
+  menu.setAttribute('aria-label', `actions for member ${id}`);
+  menu.innerHTML = `<div class="mh" role="presentation">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +
+    items.map(([a, label], i) => `<button role="menuitem" tabindex="-1" data-i="${i}" data-testid="menu-${a}">${label}</button>`).join('');
   menu.hidden = false;
-  menu.style.left = `${Math.min(x, innerWidth - 220)}px`;
-  menu.style.top = `${Math.min(y, innerHeight - 200)}px`;
+  menu.style.left = `${Math.max(0, Math.min(x, innerWidth - 220))}px`;
+  menu.style.top = `${Math.max(0, Math.min(y, innerHeight - 200))}px`;
+  S.menuOpener = opener ?? null;
+  opener?.setAttribute('aria-expanded', 'true');
+  menu.querySelector('[role=menuitem]').focus();
   menu.onclick = (e) => {
     const b = e.target.closest('button[data-i]');
     if (!b) return;
     const [a, , args] = items[+b.dataset.i];
-    menu.hidden = true;
+    closeMenu();
     doAct({ action: a, ...args });
   };
+  menu.onkeydown = (e) => {
+    const all = [...menu.querySelectorAll('[role=menuitem]')], i = all.indexOf(document.activeElement);
+    const go = (j) => { e.preventDefault(); all[(j + all.length) % all.length].focus(); };
+    if (e.key === 'ArrowDown') go(i + 1);
+    else if (e.key === 'ArrowUp') go(i - 1);
+    else if (e.key === 'Home') go(0);
+    else if (e.key === 'End') go(all.length - 1);
+    else if (e.key === 'Escape') { e.preventDefault(); closeMenu(); }
+    else if (e.key === 'Tab') closeMenu(false);
+  };
+}
+
+/** Hides the member menu; gives the focus back to the ⋯ button that opened it (`refocus`). */
+function closeMenu(refocus = true) {
+  const menu = $('menu');
+  if (menu.hidden) return;
+  menu.hidden = true;
+  const opener = S.menuOpener;
+  S.menuOpener = null;
+  opener?.setAttribute('aria-expanded', 'false');
+  if (refocus && opener?.isConnected) opener.focus();
 }
 
 // ---- side-by-side -----------------------------------------------------------------------------
@@ -554,19 +585,22 @@ function wire() {
   for (const b of document.querySelectorAll('[data-act]')) b.onclick = () => globalAction(b.dataset.act);
   for (const b of document.querySelectorAll('.tabs button')) b.onclick = () => showTab(b.dataset.tab);
   $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
-  document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
+  // A click outside the menu closes it; not the click on a ⋯ button, which opens it (in the same
+  // click: closing here would hide the menu that click just opened).
+  document.addEventListener('click', (e) => { if (!e.target.closest('#menu, .menu-btn')) closeMenu(false); });
   window.addEventListener('resize', () => { S.needRender = true; });
   window.addEventListener('hashchange', async () => {
     const pl = location.hash.match(/[#&]pl=([^&]+)/);
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
   });
   document.addEventListener('keydown', (e) => {
-    if (e.target.matches('input:not([type=range]), select, textarea')) return;
+    if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu')) return;
+    if (e.key === ' ' && e.target.closest('.menu-btn')) return; // Space presses the focused ⋯ button
     if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }
     else if (e.key === 'ArrowRight') { e.preventDefault(); stepForward(); }
     else if (e.key === 'ArrowLeft') { e.preventDefault(); stepBack(); }
     else if (e.key === '?') $('help').hidden = !$('help').hidden;
-    else if (e.key === 'Escape') { $('help').hidden = true; $('menu').hidden = true; }
+    else if (e.key === 'Escape') { $('help').hidden = true; closeMenu(); }
     else if (e.key === '+' || e.key === '=') { $('speed').value = Number($('speed').value) + 0.25; showSpeed(); }
     else if (e.key === '-') { $('speed').value = Number($('speed').value) - 0.25; showSpeed(); }
   });

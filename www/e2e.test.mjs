@@ -246,3 +246,164 @@ test('live mode renders the server\'s groups from /api/groups and /api/events', 
     live.close();
   }
 });
+
+// ---- issue 15, "Broken (fix first)" -------------------------------------------------------------
+
+/** Waits until queued single steps and seeks are done and the page has rendered their result. */
+async function settle(page) {
+  await page.waitForFunction(() => { const S = window.explorer.state; return !S.steps?.length && S.pendingSeek == null && !window.explorer.driver.busy && !S.needRender; });
+  await page.waitForTimeout(30);
+}
+const position = (page) => page.evaluate(() => ({ t: window.explorer.driver.now, h: window.explorer.driver.stateHash(), shown: document.querySelector('[data-testid=state-hash]').textContent }));
+
+test('member actions: the ⋯ button opens the menu by mouse click, Enter and touch; it names its member', async () => {
+  const page = await open(base);
+  await page.evaluate(() => window.explorer.seek(8000)); // both members of p1 have joined
+  await settle(page);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length >= 2);
+  const ids = await page.$$eval('[data-testid=member-card]', (cs) => cs.map((c) => c.dataset.member));
+  // Mouse click: the menu opens (and stays open), its first item has the focus.
+  const first = page.locator('[data-testid=member-card] >> nth=0').locator('.menu-btn');
+  await first.click();
+  await page.waitForTimeout(50);
+  assert.equal(await page.isVisible('#menu'), true, 'the menu is open after a click on ⋯');
+  assert.equal(await page.getAttribute('#menu', 'data-member'), ids[0]);
+  assert.equal(await first.getAttribute('aria-expanded'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('role')), 'menuitem');
+  await page.screenshot({ path: `${OUT}10-member-menu-click.png` });
+  // Every ⋯ button's accessible name names its member.
+  for (const id of ids) {
+    const btn = page.getByRole('button', { name: `actions for member ${id}`, exact: false });
+    assert.equal(await btn.count(), 1, `one button named for ${id}`);
+  }
+  // Esc closes it and gives the focus back to the button; a click elsewhere closes it too.
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isVisible('#menu'), false);
+  assert.match(await page.evaluate(() => document.activeElement.className), /menu-btn/);
+  await first.click();
+  await page.click('#group-header');
+  assert.equal(await page.isVisible('#menu'), false, 'a click outside closes the menu');
+  // Keyboard only: focus the second member's ⋯, Enter opens, ↓ moves, Enter acts.
+  const second = page.locator('[data-testid=member-card] >> nth=1').locator('.menu-btn');
+  await second.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(50);
+  assert.equal(await page.isVisible('#menu'), true, 'Enter on ⋯ opens the menu');
+  assert.equal(await page.getAttribute('#menu', 'data-member'), ids[1]);
+  await page.keyboard.press('ArrowDown'); // "Leave the group"
+  await page.keyboard.press('ArrowUp'); // back to "Crash"
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'menu-crash_member');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector(`[data-testid=member-card][data-member="${ids[1]}"].crashed`);
+  assert.equal(await page.isVisible('#menu'), false);
+  await page.close();
+  // Touch: a tap on ⋯ opens the menu.
+  const ctx = await browser.newContext({ viewport: { width: 800, height: 900 }, hasTouch: true, isMobile: true });
+  const phone = await ctx.newPage();
+  phone.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await phone.goto(base);
+  await phone.waitForSelector('body[data-ready=true]');
+  await phone.evaluate(() => window.explorer.seek(8000));
+  await settle(phone);
+  await phone.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length >= 2);
+  await phone.locator('[data-testid=member-card] >> nth=0').locator('.menu-btn').tap();
+  await phone.waitForTimeout(50);
+  assert.equal(await phone.isVisible('#menu'), true, 'a tap on ⋯ opens the menu');
+  await phone.tap('[data-testid=menu-leave_member]');
+  await phone.waitForSelector(`[data-testid=member-card][data-member="${ids[0]}"].left`);
+  await ctx.close();
+  assert.deepEqual(errors, []);
+});
+
+test('single steps are symmetric: N back then N forward return to the same time and state hash', async () => {
+  const page = await open(base);
+  // The scrubber at 45% of the default page (t = 20.25 s).
+  await page.$eval('[data-testid=scrubber]', (el) => { el.value = String(Math.round(0.45 * Number(el.max))); el.dispatchEvent(new Event('input')); });
+  await settle(page);
+  const start = await position(page);
+  assert.ok(start.t > 15000, `scrubbed to ${start.t}`);
+  assert.equal(start.shown, start.h);
+  const back = [];
+  for (let i = 0; i < 3; i++) {
+    await page.keyboard.press('ArrowLeft');
+    await settle(page);
+    back.push(await position(page));
+  }
+  assert.ok(back[0].t < start.t && back[1].t < back[0].t && back[2].t < back[1].t, `each step back goes back: ${back.map((p) => p.t)}`);
+  for (let i = 1; i >= -1; i--) {
+    await page.keyboard.press('ArrowRight');
+    await settle(page);
+    const p = await position(page);
+    const want = i >= 0 ? back[i] : start;
+    assert.deepEqual([p.t, p.h, p.shown], [want.t, want.h, want.h], `forward step ${2 - i} retraces the step back`);
+  }
+  // Forward first, then back.
+  const fwd = [];
+  for (let i = 0; i < 3; i++) { await page.click('[data-testid=step]'); await settle(page); fwd.push(await position(page)); }
+  assert.ok(fwd[0].t > start.t && fwd[2].t > fwd[1].t);
+  for (const want of [fwd[1], fwd[0], start]) {
+    await page.click('[data-testid=step-back]');
+    await settle(page);
+    const p = await position(page);
+    assert.deepEqual([p.t, p.h], [want.t, want.h]);
+  }
+  // Without a trail to retrace (after a seek), forward stops at the very times step back stopped at.
+  await page.evaluate((t) => window.explorer.seek(t), back[2].t);
+  await settle(page);
+  for (const want of [back[1], back[0]]) {
+    await page.keyboard.press('ArrowRight');
+    await settle(page);
+    const p = await position(page);
+    assert.deepEqual([p.t, p.h], [want.t, want.h], 'forward from a stop reaches the next stop');
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('layout: a member card in UNRELEASED_TASKS shows its epoch', async () => {
+  const page = await open(base);
+  // Find a time with a member in UNRELEASED_TASKS (a run of its own in the page), then go there.
+  const t = await page.evaluate(async () => {
+    const { Driver, loadWasm } = await import('./sim-driver.js');
+    const W = await loadWasm(), D = window.explorer.driver;
+    const d = new Driver(W, D.spec, D.actions);
+    try {
+      for (let i = 0; i < 5000 && d.now < 120000; i++) {
+        d.stepNext();
+        if (d.last.snapshot.group.members.some((m) => m.state === 'UNRELEASED_TASKS')) return d.now;
+      }
+      return null;
+    } finally { d.free(); }
+  });
+  assert.ok(t != null, 'the default scenario has a member in UNRELEASED_TASKS');
+  await page.evaluate((tt) => window.explorer.seek(tt), t);
+  await settle(page);
+  const card = page.locator('[data-testid=member-card]', { has: page.locator('[data-testid=member-state]', { hasText: 'UNRELEASED_TASKS' }) }).first();
+  await card.scrollIntoViewIfNeeded();
+  const fit = await card.evaluate((c) => {
+    const box = c.getBoundingClientRect(), row = c.querySelector('.card-state');
+    const inside = [...row.querySelectorAll('*')].every((e) => { const r = e.getBoundingClientRect(); return r.right <= box.right - 4 && r.left >= box.left; });
+    return { inside, clipped: row.scrollWidth > row.clientWidth, text: row.textContent.replace(/\s+/g, ' ').trim() };
+  });
+  assert.match(fit.text, /UNRELEASED_TASKS epoch \d+/);
+  assert.deepEqual([fit.inside, fit.clipped], [true, false], `epoch visible in ${fit.text}`);
+  await card.screenshot({ path: `${OUT}11-card-unreleased.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('layout at 100 members: cards in natural order (p1, p2, … p100), record log rows not cut', async () => {
+  const big = await open(`${base}?members=100&partitions=50`);
+  await big.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length === 100);
+  const procs = await big.$$eval('[data-testid=member-card]', (cs) => cs.map((c) => c.dataset.member.replace(/-t\d+-\d+$/, '')));
+  assert.deepEqual(procs, Array.from({ length: 100 }, (_, i) => `p${i + 1}`));
+  await big.evaluate(() => window.explorer.seek(6000));
+  await settle(big);
+  await big.waitForTimeout(300);
+  const cut = await big.$eval('#records', (w) => {
+    const cells = [...w.querySelectorAll('td')].filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent);
+    return { rows: w.querySelectorAll('tr').length, overflow: w.scrollWidth - w.clientWidth, cells };
+  });
+  assert.ok(cut.rows > 50, `${cut.rows} records shown`);
+  assert.deepEqual([cut.overflow <= 1, cut.cells], [true, []], `no cut-off record columns (overflow ${cut.overflow}px)`);
+  await big.locator('#records').screenshot({ path: `${OUT}12-record-log.png` });
+  assert.deepEqual(errors, []);
+});

@@ -27,7 +27,8 @@ function run(sid, op, args) {
   switch (op) {
     case 'seek': d.seek(args.t); return full(d);
     case 'raiseMaxTime': d.maxTime = Math.max(d.maxTime, args.t); return meta(d);
-    case 'advance': return { frames: [lightFrame(d.advance(args.ms, args.budgetMs ?? Infinity))], ...meta(d) };
+    case 'advance': d.clearTrails(); return { frames: [lightFrame(d.advance(args.ms, args.budgetMs ?? Infinity))], ...meta(d) };
+    case 'stepBack': d.stepBack(); return full(d);
     case 'act': { const dropped = d.act(args.action); return { dropped, frames: [lightFrame(d.last)], ...meta(d) }; }
     case 'message': return { message: d.message(args.seq) };
     case 'stepNext': {

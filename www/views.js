@@ -5,6 +5,30 @@ export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&a
 export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
 export const fmtT = (ms) => (ms == null ? '–' : ms < 60000 ? `${(ms / 1000).toFixed(ms % 1000 ? 2 : 0)}s` : `${Math.floor(ms / 60000)}m${((ms % 60000) / 1000).toFixed(1).padStart(4, '0')}s`);
 
+/** Natural order of names: digit runs compare as numbers (p2 before p10 before p100). */
+export function naturalCompare(a, b) {
+  const x = String(a).match(/\d+|\D+/g) ?? [], y = String(b).match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] === y[i]) continue;
+    const nx = /^\d/.test(x[i]), ny = /^\d/.test(y[i]);
+    if (nx && ny) { const d = Number(x[i]) - Number(y[i]); if (d) return d; return x[i].length - y[i].length; }
+    return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+/** The group with its members in natural order of process then member id (the snapshot lists
+ * them by id as strings: p1, p10, p100, p11); the same object while the order stays. */
+export function naturallyOrdered(g, cache = {}) {
+  const ids = g.members.map((m) => m.member_id).join('\n');
+  if (cache.ids !== ids) {
+    cache.ids = ids;
+    cache.perm = g.members.map((m, i) => i).sort((i, j) => naturalCompare(g.members[i].process_id, g.members[j].process_id) || naturalCompare(g.members[i].member_id, g.members[j].member_id));
+  }
+  if (cache.perm.every((p, i) => p === i)) return g;
+  return { ...g, members: cache.perm.map((i) => g.members[i]) };
+}
+
 const PALETTE = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#65a30d', '#c026d3', '#0d9488', '#ea580c', '#4f46e5'];
 const colorCache = new Map();
 export function memberColor(id, order) {
@@ -141,11 +165,16 @@ export class MemberCards {
       el.addEventListener('click', (e) => { if (e.target.closest('.menu-btn')) this.menu(e); });
     }
   }
+  /** Opens the member's action menu: at the pointer (right-click), or under its ⋯ button (click,
+   * Enter or Space: keyboard and touch users get the same menu). */
   menu(e) {
     const card = e.target.closest('.card');
     if (!card) return;
     e.preventDefault();
-    this.onMenu(card.dataset.member, e.clientX, e.clientY);
+    const btn = card.querySelector('.menu-btn');
+    if (e.type === 'contextmenu' || !btn) { this.onMenu(card.dataset.member, e.clientX, e.clientY, btn); return; }
+    const r = btn.getBoundingClientRect();
+    this.onMenu(card.dataset.member, r.left, r.bottom + 2, btn);
   }
   update(g, now, order) {
     this.now = now;
@@ -224,7 +253,7 @@ export class MemberCards {
           <text x="17" y="21" text-anchor="middle" class="arc-label"></text></svg>
         <div class="who"><b title="${esc(m.member_id)}">${esc(short(m.member_id))}</b> ${status}
           <div class="sub">${esc(m.process_id)}${m.rack ? ` · rack ${esc(m.rack)}` : ''}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}</div></div>
-        ${this.onMenu ? '<button class="menu-btn" title="actions (or right-click)">⋯</button>' : ''}
+        ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
       </div>
       <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" data-testid="member-state">${esc(st)}</span>
         <span data-term="member-epoch">epoch <b>${m.member_epoch ?? '–'}</b></span>${m.previous_member_epoch != null ? `<small> (prev ${m.previous_member_epoch})</small>` : ''}</div>
@@ -721,7 +750,7 @@ export class RecordLog {
       const tr = document.createElement('tr');
       tr.dataset.seq = r.seq;
       tr.className = `rt-${r.record.type}${r.record.value == null ? ' tomb' : ''}`;
-      tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary)}</td><td class="cause">${esc(r.cause)}</td>`;
+      tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary).replace('(', '<wbr>(')}</td><td class="cause">${esc(r.cause)}</td>`;
       this.rows.set(r.seq, r);
       frag.prepend(tr);
     }
