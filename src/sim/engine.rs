@@ -115,6 +115,8 @@ pub struct Simulation {
     last_state: String,
     failing: BTreeMap<String, String>,
     unexpected_errors: Vec<String>,
+    /// Classic groups: partitions owned by nobody, one sample per change.
+    ownership: Vec<OwnershipSample>,
     out: Vec<SimEvent>,
 }
 
@@ -185,6 +187,7 @@ impl Simulation {
             last_state: "Dead".to_string(),
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
+            ownership: Vec::new(),
             out: Vec::new(),
             spec,
         };
@@ -304,6 +307,12 @@ impl Simulation {
     /// Every record the coordinator wrote, with its cause.
     pub fn record_log(&self) -> &[RecordLogEntry] {
         &self.record_log
+    }
+
+    /// Classic groups: how many subscribed partitions no running consumer owned, one sample per
+    /// change, in time order (empty for streams groups).
+    pub fn ownership_history(&self) -> &[OwnershipSample] {
+        &self.ownership
     }
 
     /// Heartbeat errors no scenario should produce (e.g. `INVALID_REQUEST`), with member and time.
@@ -794,6 +803,7 @@ impl Simulation {
             sent_ms: self.now,
             received_ms: -1,
             member_id: member.to_string(),
+            api: "StreamsGroupHeartbeat".to_string(),
             api_version: wire::HEARTBEAT_VERSION,
             request: serde_json::to_value(&req).unwrap_or(serde_json::Value::Null),
             response: None,
@@ -1311,6 +1321,11 @@ impl Simulation {
                 self.config.assignors.retain(|a| *a != name);
                 self.config.assignors.insert(0, name);
                 self.push_config();
+            }
+            Action::StallMember { .. } => {
+                return Err(SimError::InvalidAction(
+                    "stall_member applies to classic consumers only".to_string(),
+                ));
             }
             Action::RestartMember { member } => {
                 let (_, m) = self.member_mut(&member)?;

@@ -1,4 +1,5 @@
-//! Deterministic simulation of Kafka Streams members against the coordinator.
+//! Deterministic simulation of Kafka Streams members or classic consumers against the
+//! coordinator.
 //!
 //! [`Simulation`] drives simulated Kafka Streams members (one per stream thread) against a real
 //! [`crate::coordinator::Coordinator`] on simulated time, with a seeded network (latency, lost
@@ -34,6 +35,36 @@
 //! `standby-not-with-active`, `replay-equals-live`.
 //!
 //! Random runs for tests and the CLI: [`random`] ([`run_seeds`]); explorer presets: [`presets()`].
+//!
+//! # Classic consumer groups
+//!
+//! With [`ScenarioSpec::group_type`] = [`GroupType::Classic`] the members are classic consumers
+//! (each process's `threads`), configured by [`ScenarioSpec::classic`] ([`ClassicSpec`]:
+//! `partition.assignment.strategy`, subscription, session / heartbeat / max-poll intervals);
+//! `static_members` gives them `group.instance.id` `<process_id>-<thread>`. They behave as the
+//! Java consumer's `ConsumerCoordinator`: JoinGroup v9 (with the MEMBER_ID_REQUIRED round trip),
+//! the leader runs the client-side assignor (`crate::assignor::client`) over the members'
+//! subscriptions, SyncGroup v5, Heartbeat v4 every `heartbeat.interval.ms`, rejoin on
+//! REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID, LeaveGroup v5 on close
+//! (dynamic members only, as Kafka). Eager assignors revoke every partition before rejoining;
+//! `cooperative-sticky` keeps what it owns and rejoins once more when partitions were revoked.
+//! Every message goes through the wire codec as real bytes.
+//!
+//! The explorer contract for classic groups (stable; see `src/wasm/types.d.ts`):
+//! * spec: [`ScenarioSpec::group_type`], [`ScenarioSpec::classic`]; action
+//!   [`Action::StallMember`] (classic only);
+//! * presets `classic-eager-range`, `classic-cooperative-sticky`, `classic-static-membership`;
+//! * view: [`GroupView::group_type`] and [`GroupView::classic`] ([`ClassicGroupView`]: state,
+//!   generation, protocol, leader, partitions, partitions owned by nobody now),
+//!   [`MemberView::classic`] ([`ClassicMemberView`]: client state `unjoined` / `joining` /
+//!   `awaiting_sync` / `stable` / `revoking` / `stopped`, generation, leader flag, owned and
+//!   revoked partitions, protocol, selected assignor);
+//! * [`Simulation::ownership_history`] ([`OwnershipSample`]): partitions owned by nobody over
+//!   time, the stop-the-world chart; [`MessageLogEntry::api`] names each message's API.
+//!
+//! Classic invariants: `classic-partition-single-owner` (after a SyncGroup no partition is owned
+//! by two consumers of the same generation), `classic-generation-monotonic` (per member and
+//! group), and `replay-equals-live` as for streams.
 
 pub mod api;
 mod client;

@@ -178,6 +178,8 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         configs,
         latency_ms: (lo, hi),
         auto_create_internal_topics: true,
+        group_type: GroupType::Streams,
+        classic: ClassicSpec::default(),
     }
 }
 

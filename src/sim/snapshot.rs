@@ -105,6 +105,7 @@ impl Simulation {
                         member_id: id.clone(),
                     }),
                     next_heartbeat_ms: c.and_then(|c| c.next_hb_ms),
+                    classic: None,
                 }
             })
             .collect();
@@ -127,6 +128,8 @@ impl Simulation {
             members,
             statuses: self.last_statuses().to_vec(),
             initial_rebalance_deadline_ms: timer(TimerKey::InitialRebalance { group_id }),
+            group_type: GroupType::Streams,
+            classic: None,
         };
         SimSnapshot {
             now_ms: self.now(),

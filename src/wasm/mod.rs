@@ -263,6 +263,16 @@ impl WasmSimulation {
         to_js(&log[log.partition_point(|e| e.seq < s)..])
     }
 
+    /// Classic groups: `OwnershipSample[]` with `at_ms >= since_ms` (all when omitted), one per
+    /// change of the number of partitions owned by nobody (the stop-the-world chart). Empty for
+    /// streams groups.
+    #[wasm_bindgen(js_name = ownershipHistory, unchecked_return_type = "OwnershipSample[]")]
+    pub fn ownership_history(&self, since_ms: Option<f64>) -> Result<JsValue, JsError> {
+        let h = self.sim.ownership_history();
+        let s = seq(since_ms) as i64;
+        to_js(&h[h.partition_point(|e| e.at_ms < s)..])
+    }
+
     /// `InvariantResult[]` at the current state.
     #[wasm_bindgen(unchecked_return_type = "InvariantResult[]")]
     pub fn invariants(&self) -> Result<JsValue, JsError> {
