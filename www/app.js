@@ -3,6 +3,7 @@
 import { Driver, RemoteDriver, decodeTrace, encodeTrace, loadWasm, takeRecvMs } from './sim-driver.js';
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, naturallyOrdered, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
 import { installTooltips } from './glossary.js';
+import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassicHeader, stopTheWorld } from './classic.js';
 import { startLive } from './live.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
@@ -30,7 +31,10 @@ async function boot() {
   const blank = structuredClone(S.presets[0].spec);
   Object.assign(blank, { name: 'empty', description: 'An empty group: add processes yourself.', processes: [] });
   S.presets.push({ name: 'empty', description: blank.description, spec: blank, actions: [] });
-  $('preset').innerHTML = S.presets.map((p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`).join('');
+  // Scenarios by kind of group: streams (KIP-1071) first, then classic consumer groups.
+  const opt = (p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`;
+  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => p.spec.group_type !== 'classic'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic']];
+  $('preset').innerHTML = kinds.map(([label, f]) => { const ps = S.presets.filter(f); return ps.length ? `<optgroup label="${esc(label)}">${ps.map(opt).join('')}</optgroup>` : ''; }).join('');
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
   if (pl) await openTrace(pl[1]);
@@ -121,6 +125,7 @@ function setDriver(d) {
   S.steps = [];
   $('seed').value = d.spec.seed;
   S.order = new Map();
+  S.classicNames = new Map();
   S.violated = false;
   $('repro').textContent = '';
   resetViews();
@@ -156,6 +161,7 @@ function resetViews() {
   V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
   V.grid ??= new AssignmentGrid($('grid'));
   V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
+  V.stw ??= new OwnershipBand($('stw'));
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -172,7 +178,33 @@ function showMessage(m) {
   d.message(m.seq).then((full) => { if (S.driver === d) renderMessageDetail($('detail'), full ?? m); }, (e) => toast(e.message, true));
 }
 
-function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
+function hbInterval() {
+  const spec = S.driver.spec;
+  if (spec.group_type === 'classic') return Number(spec.classic?.heartbeat_interval_ms ?? 3000);
+  return Number(spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000);
+}
+
+// The streams titles of the panels whose title differs for classic groups (kept to switch back).
+const TITLES = {};
+/** Titles, legends and panels for the kind of group shown (streams or classic). */
+function setGroupKind(classic) {
+  if (S.classicShown === classic) return;
+  S.classicShown = classic;
+  for (const id of ['chart-title', 'grid-title']) TITLES[id] ??= $(id).innerHTML;
+  document.body.classList.toggle('classic', classic);
+  $('explain').hidden = !classic;
+  $('stw').hidden = !classic;
+  $('lanes-shapes').hidden = !classic;
+  $('lanes-name').textContent = classic ? 'Requests' : 'Heartbeats';
+  $('lanes-name').dataset.term = classic ? 'classic-requests' : 'heartbeat';
+  $('chart-title').innerHTML = classic
+    ? 'Generations over time <small data-term="generation">the group\'s generation and the members in each generation; below, the partitions nobody consumes</small>'
+    : TITLES['chart-title'];
+  $('grid-title').innerHTML = classic
+    ? 'Partitions owned by each consumer <small class="legend-inline"><span class="lg cur-active">A</span> owned (consumed) · <span class="lg flash-demo"></span> changed this step · an empty row is a partition nobody consumes</small>'
+    : TITLES['grid-title'];
+  $('grid-title').dataset.term = classic ? 'owned-partitions' : 'target-assignment';
+}
 
 // Per-view timing: T holds moving averages; while PERF.on, each animation frame that did work also
 // leaves a sample {sim, lanes, chart, cards, grid, total} in PERF.samples (bench-frames.mjs).
@@ -192,8 +224,10 @@ function render() {
   const d = S.driver, f = d.last, g = naturallyOrdered(f.snapshot.group, (S.orderCache ??= {})), now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
   // The header is rebuilt only when the group changes; time and step count tick in place.
-  const hdr = $('group-header');
-  renderHeader(hdr, g, '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>');
+  const hdr = $('group-header'), classic = isClassic(g);
+  setGroupKind(classic);
+  const live = '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>';
+  if (classic) renderClassicHeader(hdr, g, live); else renderHeader(hdr, g, live);
   if (hdr._liveKey !== hdr._key) { hdr._liveKey = hdr._key; hdr._t = hdr.querySelector('[data-live=t]'); hdr._steps = hdr.querySelector('[data-live=steps]'); }
   setText(hdr._t, fmtT(now));
   setText(hdr._steps, String(f.snapshot.steps));
@@ -201,7 +235,16 @@ function render() {
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
   timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
-  timed('chart', () => V.chart.render(now, S.order));
+  if (classic) {
+    // The records name members by the coordinator's ids; the chart shows the simulation's names.
+    for (const m of g.members) if (m.classic?.coordinator_member_id) S.classicNames.set(m.classic.coordinator_member_id, m.member_id);
+    V.chart.setNames(S.classicNames);
+  }
+  timed('chart', () => V.chart.render(now, S.order, classic ? d.phases : null));
+  if (classic) {
+    const stw = V.stw.render(d.ownership ?? [], now) ?? stopTheWorld(d.ownership ?? [], now);
+    explainClassic($('explain'), g, d.spec, stw);
+  }
   // The record log takes new rows at most 4 times a second while playing (bursts of hundreds of
   // records at 100 members would otherwise rebuild its table every frame).
   const real = performance.now();
@@ -211,7 +254,7 @@ function render() {
     S.recordsAt = real;
   }
   timed('cards', () => V.cards.update(g, now, S.order));
-  timed('grid', () => V.grid.update(g, S.order));
+  timed('grid', () => V.grid.update(classic ? classicAsTasks(g) : g, S.order));
   renderInvariants($('invariants'), f.invariants);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
@@ -418,7 +461,7 @@ function memberMenu(id, x, y, opener) {
     ['leave_member', 'Leave the group', { member: id }],
     ...(m.instance_id ? [['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }]] : []),
     cut ? ['heal_network', 'Heal network', { member: id }] : ['cut_network', 'Cut network', { member: id }],
-    ['request_shutdown', 'Request application shutdown', { member: id }],
+    ...(m.classic ? classicItems(id) : [['request_shutdown', 'Request application shutdown', { member: id }]]),
     ['restart_member', 'Restart (new incarnation)', { member: id }],
   ];
   const menu = $('menu');
@@ -454,6 +497,15 @@ function memberMenu(id, x, y, opener) {
   };
 }
 
+/** Classic consumers: a stalled poll loop, shorter and longer than max.poll.interval.ms. */
+function classicItems(id) {
+  const poll = Number(S.driver.spec.classic?.max_poll_interval_ms ?? 300000), long = poll + 5000, short = Math.max(1000, Math.round(poll / 3));
+  return [
+    ['stall_member', `Stall the poll loop ${fmtT(short)} (under max.poll.interval.ms)`, { member: id, ms: short }],
+    ['stall_member', `Stall the poll loop ${fmtT(long)} (over max.poll.interval.ms)`, { member: id, ms: long }],
+  ];
+}
+
 /** Hides the member menu; gives the focus back to the ⋯ button that opened it (`refocus`). */
 function closeMenu(refocus = true) {
   const menu = $('menu');
@@ -483,13 +535,19 @@ const Compare = {
       assignor: [['assignor sticky', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['assignor mock', (s) => s, [{ action: 'set_assignor', name: 'mock' }]]],
       warmups: [['sticky (Kafka 4.4: no warm-ups)', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['sticky-warmups (KIP-441)', (s) => s, [{ action: 'set_assignor', name: 'sticky-warmups' }]]],
       seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
+      'classic-protocol': [['eager range', (s) => { s.classic = { ...s.classic, assignors: ['range'] }; }, []],
+        ['cooperative-sticky', (s) => { s.classic = { ...s.classic, assignors: ['cooperative-sticky'] }; }, []]],
     }[kind];
     this.runs?.forEach((x) => x.r.free());
     this.runs = pairs.map(([l, f, p]) => mk(l, f, p));
     this.grids = [new AssignmentGrid($('cmp-a-grid')), new AssignmentGrid($('cmp-b-grid'))];
   },
   sync() {
-    const d = S.driver;
+    const d = S.driver, classic = d.spec.group_type === 'classic', sel = $('cmp-kind');
+    // Only the comparisons that apply to this kind of group.
+    const fits = (v) => (classic ? ['seed', 'classic-protocol'] : ['standby', 'assignor', 'warmups', 'seed']).includes(v);
+    for (const o of sel.options) o.hidden = !fits(o.value);
+    if (!fits(sel.value)) sel.value = classic ? 'classic-protocol' : 'standby';
     const key = `${$('cmp-kind').value}|${d.resetCount}|${d.actions.length}|${d.spec.seed}|${d.presetName}`;
     if (key !== this.key || !this.runs) {
       this.key = key;
@@ -500,7 +558,7 @@ const Compare = {
       if (x.r.now > now) x.r.seek(now);
       else if (x.r.now < now) x.r.advance(now - x.r.now);
     }
-    const gs = this.runs.map((x) => x.r.last.snapshot.group);
+    const gs = this.runs.map((x) => (classic ? classicAsTasks(x.r.last.snapshot.group) : x.r.last.snapshot.group));
     // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
     const owners = gs.map((g) => {
       const o = new Map(), cell = new Map();
@@ -530,9 +588,11 @@ const Compare = {
       this.grids[i].update(gs[i], S.order, diff);
     });
     $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>
-      ${field('state', (g) => g.state)}${field('group epoch', (g) => g.group_epoch)}${field('assignment epoch', (g) => g.assignment_epoch)}
-      ${field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
-      <tr><th colspan="3">${ndiff ? `${ndiff} task${ndiff > 1 ? 's' : ''} placed differently (active processes / standby processes):` : 'every task is placed the same way'}</th></tr>
+      ${field('state', (g) => g.state)}${classic ? '' : field('group epoch', (g) => g.group_epoch) + field('assignment epoch', (g) => g.assignment_epoch)}
+      ${classic ? `${field('generation', (g) => g.classic.generation)}${field('partitions owned by nobody now', (g) => g.classic.owned_by_nobody.length)}
+        <tr class="d"><th>stop-the-world so far</th>${this.runs.map((x) => `<td data-testid="cmp-stw">${(stopTheWorld(x.r.ownership ?? [], now).areaMs / 1000).toFixed(1)} partition·s</td>`).join('')}</tr>`
+        : field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
+      <tr><th colspan="3">${ndiff ? `${ndiff} ${classic ? 'partition' : 'task'}${ndiff > 1 ? 's' : ''} placed differently (${classic ? 'owning consumers' : 'active processes / standby processes'}):` : `every ${classic ? 'partition' : 'task'} is placed the same way`}</th></tr>
       ${rows.slice(0, 40).join('')}</table>`;
   },
 };

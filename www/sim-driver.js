@@ -36,6 +36,7 @@ export class Driver {
     this.cost = { wall: 0.1, sim: 10 }; // decaying sums: wall ms per simulated ms while playing
     this.sim = null;
     this.stops = []; // sorted, unique
+    this.phases = []; // group state changes {at_ms, state}, in time order (kept across replays)
     this.clearTrails();
     this.replay(0);
   }
@@ -62,6 +63,7 @@ export class Driver {
     this.applied = done.length;
     this.messages = [];
     this.records = [];
+    this.ownership = [];
     this.resetCount = (this.resetCount ?? 0) + 1;
     this.pull(0, []);
     return this.last;
@@ -78,8 +80,15 @@ export class Driver {
     for (let i = m.length - 1; i >= 0 && i >= m.length - 1000; i--) if (m[i].fate === 'in_flight') since = m[i].seq;
     const recSince = this.records.length ? this.records[this.records.length - 1].seq + 1 : 0;
     const f = this.sim.frame(ms, since, recSince);
-    mergeLogs(this, f);
+    if (this.spec.group_type === 'classic') {
+      // Partitions owned by nobody over time (the stop-the-world band): the samples from the
+      // last known time on (several can share one millisecond), replacing those of that time.
+      const o = this.ownership;
+      f.ownershipSince = o.length ? o[o.length - 1].at_ms : 0;
+      f.ownership = this.sim.ownershipHistory(f.ownershipSince);
+    }
     f.events = events.concat(f.events);
+    mergeLogs(this, f);
     for (const e of f.events) this.addStop(e.at_ms);
     for (const x of f.messages) { this.addStop(x.sent_ms); if (x.received_ms >= 0) this.addStop(x.received_ms); }
     for (const r of f.records) this.addStop(r.at_ms);
@@ -139,6 +148,7 @@ export class Driver {
     const events = this.sim.apply(action); // throws a JS Error when rejected: nothing recorded then
     this.clearTrails();
     this.stops.length = upperBound(this.stops, this.now); // later stops belonged to the old timeline
+    while (this.phases.length && this.phases[this.phases.length - 1].at_ms > this.now) this.phases.pop();
     this.actions.splice(this.applied);
     this.actions.push({ at_ms: this.now, ...action });
     this.applied = this.actions.length;
@@ -229,6 +239,18 @@ function mergeLogs(d, f) {
     if (m.length > MSG_CAP) m.splice(0, m.length - MSG_CAP);
   }
   for (const r of f.records) d.records.push(r);
+  // Group state changes (the rebalance phases on the chart); a replay sees them again.
+  for (const e of f.events ?? []) {
+    if (e.kind !== 'state_change') continue;
+    const p = (d.phases ??= []), last = p[p.length - 1];
+    if (last && (last.at_ms > e.at_ms || (last.at_ms === e.at_ms && last.state === e.to))) continue;
+    p.push({ at_ms: e.at_ms, state: e.to });
+  }
+  if (f.ownership) {
+    const o = (d.ownership ??= []);
+    while (o.length && o[o.length - 1].at_ms >= f.ownershipSince) o.pop();
+    for (const x of f.ownership) o.push(x);
+  }
 }
 
 function traceOf(d) {
@@ -288,7 +310,7 @@ export class RemoteDriver {
     const local = new Driver(W, spec, actions, presetName);
     this.spec = local.spec; this.presetName = presetName; this.actions = local.actions;
     this.applied = local.applied; this.maxTime = local.maxTime; this.resetCount = local.resetCount;
-    this.messages = local.messages; this.records = local.records; this.last = local.last;
+    this.messages = local.messages; this.records = local.records; this.ownership = local.ownership; this.phases = local.phases; this.last = local.last;
     local.free();
     this.sid = ++sidSeq; this.pending = 0; this.workerMs = 0;
     this.call('open', { spec: this.spec, actions: this.actions, presetName });
@@ -310,7 +332,7 @@ export class RemoteDriver {
 
   apply(r) {
     if (!r) return;
-    if (r.full) { this.messages = r.full.messages; this.records = r.full.records; this.last = r.full.last; }
+    if (r.full) { this.messages = r.full.messages; this.records = r.full.records; this.ownership = r.full.ownership; this.phases = r.full.phases; this.last = r.full.last; }
     for (const f of r.frames ?? []) {
       mergeLogs(this, f);
       if (f.snapshot) this.last = f;

@@ -12,7 +12,7 @@ const drivers = new Map();
 const light = ({ request, response, request_hex, response_hex, ...rest }) => rest;
 const lightFrame = (f) => ({ ...f, messages: f.messages.map(light) });
 const meta = (d) => ({ actions: d.actions, applied: d.applied, maxTime: d.maxTime, resetCount: d.resetCount });
-const full = (d) => ({ full: { messages: d.messages.map(light), records: d.records, last: lightFrame(d.last) }, ...meta(d) });
+const full = (d) => ({ full: { messages: d.messages.map(light), records: d.records, ownership: d.ownership, phases: d.phases, last: lightFrame(d.last) }, ...meta(d) });
 
 function run(sid, op, args) {
   if (op === 'open') {
