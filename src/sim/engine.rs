@@ -24,6 +24,10 @@ use super::wire;
 use super::{SimError, invariants};
 use crate::util::sort;
 
+mod classic;
+
+use classic::{ClassicEv, ClassicWorld};
+
 /// How many message log entries are kept.
 pub const MESSAGE_LOG_CAPACITY: usize = 5000;
 
@@ -70,6 +74,8 @@ enum Ev {
     CreateTopics {
         topics: Vec<(String, i32)>,
     },
+    /// Classic consumers' events.
+    Classic(ClassicEv),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +107,8 @@ pub struct Simulation {
     pending_creations: BTreeSet<String>,
     processes: BTreeMap<String, SimProcess>,
     members: BTreeMap<String, SimMember>,
+    /// Classic consumers (classic groups only).
+    classic: ClassicWorld,
     queue: BTreeMap<(i64, u64), Ev>,
     queue_seq: u64,
     msg_log: Vec<MessageLogEntry>,
@@ -141,6 +149,7 @@ impl Simulation {
                 spec.latency_ms
             )));
         }
+        Simulation::validate_classic(&spec)?;
         let mut seen = BTreeSet::new();
         for p in &spec.processes {
             if !seen.insert(p.process_id.clone()) {
@@ -175,6 +184,7 @@ impl Simulation {
             pending_creations: BTreeSet::new(),
             processes: BTreeMap::new(),
             members: BTreeMap::new(),
+            classic: ClassicWorld::default(),
             queue: BTreeMap::new(),
             queue_seq: 0,
             msg_log: Vec::new(),
@@ -356,6 +366,7 @@ impl Simulation {
                 m.next_hb_ms
             ));
         }
+        self.classic.hash_into(&mut s);
         s.push_str(&format!(
             "|q={}|msgs={}|recs={}",
             self.queue.len(),
@@ -429,7 +440,7 @@ impl Simulation {
 
     /// Current member id of a thread alias `<process>-t<i>` or a member id.
     pub fn resolve_member(&self, name: &str) -> Option<String> {
-        if self.members.contains_key(name) {
+        if self.members.contains_key(name) || self.classic.consumers.contains_key(name) {
             return Some(name.to_string());
         }
         let (p, t) = name.rsplit_once("-t")?;
@@ -504,6 +515,9 @@ impl Simulation {
     }
 
     pub(crate) fn describe_state(&self) -> String {
+        if self.is_classic() {
+            return self.classic_state();
+        }
         let req = StreamsGroupDescribeRequest {
             group_ids: vec![self.spec.group_id.clone()],
             ..Default::default()
@@ -552,7 +566,12 @@ impl Simulation {
     }
 
     fn after_event(&mut self) {
-        let state = self.view.state().to_string();
+        let state = if self.is_classic() {
+            self.sample_ownership();
+            self.classic_state()
+        } else {
+            self.view.state().to_string()
+        };
         if state != self.last_state {
             self.out.push(SimEvent::StateChange {
                 at_ms: self.now,
@@ -587,6 +606,7 @@ impl Simulation {
         for o in outcomes {
             self.absorb(o.records, o.timers, o.topics_to_create, &name);
         }
+        self.drain_completed();
     }
 
     /// Take in what a coordinator operation produced.
@@ -704,6 +724,7 @@ impl Simulation {
             Ev::Rejoin { process_id, thread } => {
                 self.new_incarnation(&process_id, thread);
             }
+            Ev::Classic(e) => self.handle_classic(e),
             Ev::RollingRestart { member } => {
                 let Some(m) = self.members.get(&member) else {
                     return;
@@ -1120,6 +1141,10 @@ impl Simulation {
 
     /// A (new) member for thread `thread` of a process; joins right away.
     fn new_incarnation(&mut self, process_id: &str, thread: u32) {
+        if self.is_classic() {
+            self.new_classic_incarnation(process_id, thread);
+            return;
+        }
         let hb = self.config.for_group(&self.spec.group_id);
         let Some(p) = self.processes.get_mut(process_id) else {
             return;
@@ -1171,6 +1196,9 @@ impl Simulation {
     }
 
     fn apply_inner(&mut self, action: Action) -> Result<(), SimError> {
+        if self.is_classic() && self.apply_classic(&action)? {
+            return Ok(());
+        }
         match action {
             Action::AddMember { process_id } => {
                 let p = self
@@ -1281,6 +1309,9 @@ impl Simulation {
                 }
                 self.topics.insert(topic, partitions);
                 self.set_metadata();
+                if self.is_classic() {
+                    self.classic_metadata_changed();
+                }
             }
             Action::CreateTopic { topic, partitions } => {
                 if self.topics.contains_key(&topic) {
@@ -1293,6 +1324,9 @@ impl Simulation {
                 }
                 self.topics.insert(topic, partitions);
                 self.set_metadata();
+                if self.is_classic() {
+                    self.classic_metadata_changed();
+                }
             }
             Action::RequestShutdown { member } => {
                 let (id, m) = self.member_mut(&member)?;
@@ -1381,6 +1415,7 @@ impl Simulation {
         let timers = c.on_loaded(Millis(self.now));
         self.coord = c;
         self.coord_incarnation += 1;
+        self.classic.coordinator_restarted();
         self.replay_checked_records = None;
         self.timers.clear();
         self.apply_timer_changes(timers);

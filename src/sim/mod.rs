@@ -67,6 +67,9 @@
 //! group), and `replay-equals-live` as for streams.
 
 pub mod api;
+mod classic_client;
+#[cfg(test)]
+mod classic_tests;
 mod client;
 mod config;
 mod engine;
