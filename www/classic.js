@@ -48,7 +48,8 @@ export function explainClassic(el, g, spec, stw) {
   const proto = members.find((m) => m.classic.protocol)?.classic.protocol ?? ((spec.classic?.assignors ?? ['range']).every((a) => a === 'cooperative-sticky') ? 'cooperative' : 'eager');
   const assignor = c.protocol_name ?? (spec.classic?.assignors ?? ['range'])[0];
   const by = (st) => members.filter((m) => m.classic.client_state === st).map((m) => m.member_id);
-  const joining = [...by('unjoined'), ...by('joining')], syncing = by('awaiting_sync'), revoking = by('revoking');
+  const joining = by('joining'), syncing = by('awaiting_sync'), revoking = by('revoking');
+  const notYet = members.filter((m) => m.classic.known_to_coordinator && ['stable', 'unjoined', 'revoking'].includes(m.classic.client_state)).map((m) => m.member_id);
   const stalled = members.filter((m) => m.classic.stalled_until_ms != null).map((m) => m.member_id);
   const gap = c.owned_by_nobody.length, P = c.partitions.length;
   const hb = spec.classic?.heartbeat_interval_ms ?? 3000, session = spec.classic?.session_timeout_ms ?? 45000, poll = spec.classic?.max_poll_interval_ms ?? 300000;
@@ -60,7 +61,8 @@ export function explainClassic(el, g, spec, stw) {
       break;
     case 'PreparingRebalance':
       phase = `<b>Rebalance, join phase</b> (generation ${c.generation} → ${c.generation + 1}). Something changed (a member joined, left or timed out), so the coordinator waits until every member has sent JoinGroup again, at most the rebalance timeout (max.poll.interval.ms = ${fmtT(poll)}). Members learn of it from REBALANCE_IN_PROGRESS in their Heartbeat answers (§C2.2).`
-        + (joining.length ? ` Still to rejoin: ${list(joining)}.` : '')
+        + (joining.length ? ` JoinGroup sent, held at the coordinator: ${list(joining)}.` : '')
+        + (notYet.length ? ` Not rejoined yet: ${list(notYet)}.` : '')
         + (proto === 'eager'
           ? ` <span class="warn">Eager (${esc(assignor)}): every consumer revoked <i>all</i> its partitions before rejoining, so nobody consumes: ${gap} of ${P} partitions are owned by nobody — the stop-the-world gap, red in the band below.</span>`
           : ` <span class="good">Cooperative (${esc(assignor)}): consumers keep their partitions while they rejoin and go on consuming; ${gap} of ${P} partitions are owned by nobody.</span>`);
@@ -144,13 +146,88 @@ export class OwnershipBand {
 
 /** A classic group in the shape the task grid and side-by-side read: partitions as tasks, each
  * consumer's owned partitions as its active ones (the coordinator keeps no target). */
+const AS_TASKS = new WeakMap();
 export function classicAsTasks(g) {
-  if (g._asTasks) return g._asTasks;
+  if (AS_TASKS.has(g)) return AS_TASKS.get(g);
   const none = [];
   const members = g.members.map((m) => {
     const c = m.classic, owned = c?.owned_partitions ?? none;
     return { ...m, state: c && c.client_state !== 'stopped' ? c.client_state : null, active: owned, target_active: owned, standby: none, warmup: none, pending_revocation: none, target_standby: none, target_warmup: none };
   });
-  g._asTasks = { ...g, tasks: g.classic.partitions, members };
-  return g._asTasks;
+  const out = { ...g, tasks: g.classic.partitions, members };
+  AS_TASKS.set(g, out);
+  return out;
+}
+
+// ---- the consumer protocol inside JoinGroup / SyncGroup ---------------------------------------------
+//
+// The coordinator never reads a classic member's metadata or assignment: they are opaque bytes of
+// the client's "consumer" protocol (Kafka's ConsumerProtocolSubscription / ConsumerProtocolAssignment
+// schemas). The detail panel decodes them for the reader.
+
+/** A bounds-checked big-endian reader; every read returns null past the end. */
+function reader(b) {
+  let i = 0;
+  const has = (n) => i + n <= b.length;
+  const r = {
+    get done() { return i === b.length; },
+    i16() { if (!has(2)) return null; const v = (b[i] << 8) | b[i + 1]; i += 2; return v >= 0x8000 ? v - 0x10000 : v; },
+    i32() { if (!has(4)) return null; const v = ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) | 0; i += 4; return v; },
+    str() { const n = r.i16(); if (n == null || n < -1 || !has(Math.max(0, n))) return undefined; if (n === -1) return null; const s = String.fromCharCode(...b.slice(i, i + n)); i += n; return s; },
+    bytes() { const n = r.i32(); if (n == null || n < -1 || !has(Math.max(0, n))) return undefined; if (n === -1) return null; i += n; return n; },
+    array(item) {
+      const n = r.i32();
+      if (n == null || n < -1 || n > b.length) return undefined;
+      const out = [];
+      for (let k = 0; k < n; k++) { const v = item(); if (v === undefined) return undefined; out.push(v); }
+      return out;
+    },
+  };
+  return r;
+}
+
+const topicPartitions = (r) => () => {
+  const topic = r.str(), parts = r.array(() => r.i32() ?? undefined);
+  return topic == null || parts === undefined ? undefined : [topic, parts];
+};
+
+/** Decodes ConsumerProtocolSubscription (v0-v3) bytes, or null when they are not one. */
+export function decodeSubscription(bytes) {
+  const r = reader(bytes), v = r.i16();
+  if (v == null || v < 0 || v > 3) return null;
+  const topics = r.array(() => r.str() ?? undefined), userData = r.bytes();
+  if (topics === undefined || userData === undefined) return null;
+  const out = { version: v, topics, user_data_bytes: userData };
+  if (v >= 1) { out.owned_partitions = r.array(topicPartitions(r)); if (out.owned_partitions === undefined) return null; }
+  if (v >= 2) { out.generation_id = r.i32(); if (out.generation_id == null) return null; }
+  if (v >= 3) { out.rack_id = r.str(); if (out.rack_id === undefined) return null; }
+  return r.done ? out : null;
+}
+
+/** Decodes ConsumerProtocolAssignment (v0-v3) bytes, or null when they are not one. */
+export function decodeAssignment(bytes) {
+  const r = reader(bytes), v = r.i16();
+  if (v == null || v < 0 || v > 3) return null;
+  const assigned = r.array(topicPartitions(r)), userData = r.bytes();
+  if (assigned === undefined || userData === undefined || !r.done) return null;
+  return { version: v, assigned_partitions: assigned, user_data_bytes: userData };
+}
+
+const isByteArray = (v) => Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= 0 && x <= 255);
+const tp = (list) => (list.length ? list.map(([t, ps]) => `${t} [${ps.join(',')}]`).join(', ') : 'none');
+
+/** One line for a byte array of a classic request or response: the consumer protocol decoded
+ * (`key` hints which schema: `metadata` is a subscription), else its hex. */
+export function describeBytes(key, bytes) {
+  const hex = bytes.map((x) => x.toString(16).padStart(2, '0')).join('');
+  const sub = () => { const s = decodeSubscription(bytes); return s && `ConsumerProtocolSubscription v${s.version}: topics [${s.topics.join(', ')}]${s.owned_partitions ? `, owned ${tp(s.owned_partitions)}` : ''}${s.generation_id != null ? `, generation ${s.generation_id}` : ''}${s.user_data_bytes ? `, user data ${s.user_data_bytes} B` : ''}`; };
+  const asg = () => { const a = decodeAssignment(bytes); return a && `ConsumerProtocolAssignment v${a.version}: ${tp(a.assigned_partitions)}${a.user_data_bytes ? `, user data ${a.user_data_bytes} B` : ''}`; };
+  const text = key === 'metadata' ? sub() ?? asg() : asg() ?? sub();
+  return `${text ?? `0x${hex}`} (${bytes.length} B)`;
+}
+
+/** JSON.stringify replacer: byte arrays as one decoded line each (see describeBytes). */
+export function bytesReplacer(key, value) {
+  if (!isByteArray(value) || value.length < 2) return value;
+  return describeBytes(key, value);
 }

@@ -407,3 +407,161 @@ test('layout at 100 members: cards in natural order (p1, p2, … p100), record l
   await big.locator('#records').screenshot({ path: `${OUT}12-record-log.png` });
   assert.deepEqual(errors, []);
 });
+// ---- issue 12, "Explorer": classic consumer groups ---------------------------------------------
+
+const DOCS = fileURLToPath(new URL('./docs/', import.meta.url));
+
+/** Steps a run of the page's scenario in the page (a Driver of its own) up to `until` ms and
+ * returns every change of the classic group's state, generation or number of partitions owned
+ * by nobody: [{t, state, generation, gap}]. */
+const classicTimeline = (page, until) => page.evaluate(async (end) => {
+  const { Driver, loadWasm } = await import('./sim-driver.js');
+  const W = await loadWasm(), D = window.explorer.driver;
+  const d = new Driver(W, D.spec, D.actions);
+  const out = [];
+  try {
+    for (let i = 0; i < 20000 && d.now < end; i++) {
+      d.stepNext();
+      const c = d.last.snapshot.group.classic;
+      const last = out[out.length - 1];
+      if (c && (!last || last.state !== c.state || last.generation !== c.generation || last.gap !== c.owned_by_nobody.length)) out.push({ t: d.now, state: c.state, generation: c.generation, gap: c.owned_by_nobody.length });
+    }
+    return out;
+  } finally { d.free(); }
+}, until);
+
+/** Goes to time t in the page and waits for the result to be drawn. */
+async function goTo(page, t) {
+  await page.evaluate((tt) => window.explorer.seek(tt), t);
+  await settle(page);
+  await page.waitForTimeout(150);
+}
+
+/** Clicks the latest message of `api` drawn in the swimlanes; returns the detail panel's text. */
+async function clickMessage(page, api) {
+  await page.$eval('#lanes', (el) => el.scrollIntoView());
+  await page.waitForTimeout(100);
+  const hit = await page.evaluate((a) => {
+    // The newest one not under another request's mark (heartbeats under it do not count: the
+    // click prefers requests).
+    const all = window.explorer.views.lanes.hits.filter((o) => o.m.api !== 'Heartbeat');
+    const h = all.find((q) => q.m.api === a && q.m.fate === 'delivered' && all.every((o) => o.m.api === a || (o.x - q.x) ** 2 + (o.y - q.y) ** 2 > 100));
+    return h && { x: h.x, y: h.y, seq: h.m.seq };
+  }, api);
+  assert.ok(hit, `a delivered ${api} is drawn in the swimlanes`);
+  await page.click('#lanes canvas', { position: { x: hit.x, y: hit.y } });
+  // (Two of the same API can lie on each other: a JoinGroup answered MEMBER_ID_REQUIRED and the next.)
+  await page.waitForFunction((a) => document.querySelector('[data-testid=message-api]')?.textContent.startsWith(`${a} v`), api, { timeout: 5000 });
+  return page.textContent('#detail');
+}
+
+test('classic eager range: a join goes PreparingRebalance → CompletingRebalance → Stable; generations on the chart; JoinGroup and SyncGroup decoded', async () => {
+  const page = await open(`${base}?preset=classic-eager-range`);
+  assert.equal(await page.evaluate(() => window.explorer.driver.spec.group_type), 'classic');
+  const tl = await classicTimeline(page, 40000);
+  // c2 joins at 15 s: the rebalance it starts goes through both phases, in order.
+  const i = tl.findIndex((x) => x.t >= 15000 && x.state === 'PreparingRebalance');
+  assert.ok(i >= 0, `a rebalance after c2 joins: ${JSON.stringify(tl)}`);
+  const j = tl.findIndex((x, k) => k > i && x.state === 'Stable');
+  const phases = tl.slice(i, j + 1).map((x) => x.state).filter((st, k, a) => st !== a[k - 1]);
+  assert.deepEqual(phases, ['PreparingRebalance', 'CompletingRebalance', 'Stable'], JSON.stringify(tl));
+  const stable = tl[j];
+  assert.equal(stable.generation, tl[i].generation + 1, 'the join phase ends with the next generation');
+  // Eager: the consumer revoked everything when it learnt of the rebalance.
+  const prep = tl.slice(i, j).find((x) => x.state === 'PreparingRebalance' && x.gap > 0);
+  assert.ok(prep, `eager: partitions owned by nobody in the join phase: ${JSON.stringify(tl.slice(i, j + 1))}`);
+
+  // In the join phase: the header, the explanation and the stop-the-world band say so.
+  await goTo(page, prep.t);
+  assert.equal(await groupState(page), 'PreparingRebalance');
+  assert.match(await page.textContent('[data-testid=explain]'), /join phase.*Eager.*owned by nobody/s);
+  assert.ok(Number(await page.textContent('[data-testid=owned-by-nobody]')) > 0);
+  await page.screenshot({ path: `${OUT}20-classic-preparing.png` });
+
+  // Stable again: the generation in the header and on the chart.
+  // The rebalance phases on the chart: join (amber) and sync (violet) shaded.
+  assert.ok(await page.$$eval('#chart rect.ph-join', (r) => r.length) >= 1);
+  await goTo(page, stable.t + 2000);
+  assert.equal(await groupState(page), 'Stable');
+  assert.equal(await page.textContent('[data-testid=generation]'), String(stable.generation));
+  assert.equal(await page.getAttribute('#chart', 'data-generation'), String(stable.generation));
+  assert.match(await page.textContent('[data-testid=explain]'), new RegExp(`Stable at generation ${stable.generation}`));
+  assert.equal(await page.$$eval('[data-testid=leader]', (l) => l.length), 1, 'one leader');
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '2');
+  await page.$eval('body', () => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${OUT}21-classic-stable.png`, fullPage: true });
+
+  // JoinGroup and SyncGroup in the swimlanes, with decoded fields and bytes.
+  const join = await clickMessage(page, 'JoinGroup');
+  assert.match(join, /JoinGroup v\d+/);
+  assert.match(join, /"member_id"/);
+  assert.match(join, /ConsumerProtocolSubscription v\d+: topics \[orders\]/, 'the subscription bytes decoded');
+  assert.match(join, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'JoinGroup request bytes');
+  const sync = await clickMessage(page, 'SyncGroup');
+  assert.match(sync, /SyncGroup v\d+/);
+  assert.match(sync, /"generation_id"/);
+  assert.match(sync, /ConsumerProtocolAssignment v\d+: orders \[\d/, 'the assignment bytes decoded');
+  assert.match(sync, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'SyncGroup request bytes');
+  await page.screenshot({ path: `${OUT}22-classic-syncgroup-detail.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+/** Partition-ms owned by nobody between a and b (the page's ownership samples). */
+const gapArea = (page, a, b) => page.evaluate(async ([from, to]) => {
+  const { stopTheWorld } = await import('./classic.js');
+  const own = window.explorer.driver.ownership, before = own.filter((x) => x.at_ms <= from);
+  // The samples from `from` on, the one in force at `from` moved to it.
+  const win = [...(before.length ? [{ ...before[before.length - 1], at_ms: from }] : []), ...own.filter((x) => x.at_ms > from && x.at_ms <= to)];
+  return stopTheWorld(win, to).areaMs;
+}, [a, b]);
+
+test('classic stop-the-world: a slow consumer during a rebalance stops every partition under eager range, few under cooperative-sticky', async () => {
+  const area = {}, band = {};
+  for (const preset of ['classic-eager-range', 'classic-cooperative-sticky']) {
+    const page = await open(`${base}?preset=${preset}`);
+    // c3 joins at 30 s; when the rebalance starts, c1's poll loop stalls 10 s (its member menu), so
+    // c1 rejoins only 10 s later. (Acting forks the run: the preset's later crash is dropped.)
+    const start = (await classicTimeline(page, 40000)).find((x) => x.t >= 30000 && x.state === 'PreparingRebalance').t;
+    await goTo(page, start);
+    const c1 = page.locator('[data-testid=member-card][data-member^="c1-"]').locator('.menu-btn');
+    await c1.click();
+    await page.getByRole('menuitem', { name: /Stall the poll loop 10s/ }).click();
+    await page.waitForFunction(() => window.explorer.driver.actions.some((a) => a.action === 'stall_member'));
+    await goTo(page, 48000);
+    band[preset] = Number(await page.getAttribute('[data-testid=stw-band]', 'data-area-ms'));
+    area[preset] = await gapArea(page, start, 48000);
+    assert.equal(await page.isVisible('[data-testid=stw-band] svg'), true);
+    await page.$eval('#chart', (el) => el.scrollIntoView());
+    await page.locator('#chart').locator('..').screenshot({ path: `${OUT}23-stw-${preset}.png` });
+    if (preset === 'classic-eager-range') {
+      await page.$eval('body', () => window.scrollTo(0, 0));
+      await page.screenshot({ path: `${OUT}23-stw-eager-page.png`, fullPage: true });
+      // Side-by-side: the same run (seed, joins, the stall) under both protocols.
+      await page.click('[data-testid=tab-compare]');
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=cmp-stw]').length === 2);
+      const cmp = await page.$$eval('[data-testid=cmp-stw]', (t) => t.map((x) => parseFloat(x.textContent)));
+      assert.ok(cmp[0] > cmp[1], `side-by-side: eager ${cmp[0]} vs cooperative ${cmp[1]} partition·s`);
+      await page.screenshot({ path: `${OUT}24-classic-side-by-side.png`, fullPage: true });
+    }
+    await page.close();
+  }
+  const eager = area['classic-eager-range'], coop = area['classic-cooperative-sticky'];
+  assert.ok(band['classic-eager-range'] > 0 && eager > 0, `eager: ${eager} partition·ms without an owner in the rebalance`);
+  assert.ok(coop * 3 < eager, `cooperative-sticky (${coop}) much smaller than eager (${eager}) in the rebalance`);
+  assert.deepEqual(errors, []);
+});
+
+test('classic static membership: a static member bounces within the session timeout without a rebalance', async () => {
+  const page = await open(`${base}?preset=classic-static-membership`);
+  const bounce = (await page.evaluate(() => window.explorer.driver.actions)).find((a) => a.action === 'static_bounce');
+  assert.ok(bounce, 'the preset bounces a static member');
+  await goTo(page, bounce.at_ms - 500);
+  assert.equal(await groupState(page), 'Stable');
+  const gen = await page.textContent('[data-testid=generation]');
+  await goTo(page, bounce.at_ms + bounce.down_ms + 5000);
+  assert.equal(await groupState(page), 'Stable');
+  assert.equal(await page.textContent('[data-testid=generation]'), gen, 'same generation: no rebalance');
+  assert.match(await page.textContent('[data-testid=explain]'), /static member/);
+  await page.screenshot({ path: `${OUT}25-classic-static.png` });
+  assert.deepEqual(errors, []);
+});

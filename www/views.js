@@ -1,6 +1,6 @@
 // Rendering components shared by the simulation view, the side-by-side view and live mode.
 // Each component keeps its DOM and only touches what changed.
-import { API_INFO } from './classic.js';
+import { API_INFO, bytesReplacer } from './classic.js';
 
 export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
@@ -331,8 +331,9 @@ MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
       <span data-term="generation">gen <b>${k.generation}</b></span></div>
     <div class="roles">
       ${k.owned_partitions.length ? `<div><span class="rl" data-term="owned-partitions">P</span>${chips(k.owned_partitions, 'active')}</div>` : '<div class="none">owns no partition</div>'}
-      ${revoked.size ? `<div class="pend"><span class="rl" data-term="revoked">R</span>${chips(k.revoked_partitions, 'revoked')}</div>` : ''}
+      ${revoked.size && st !== 'stable' ? `<div class="pend"><span class="rl" data-term="revoked">R</span>${chips(k.revoked_partitions, 'revoked')}</div>` : ''}
     </div>
+    ${revoked.size && st === 'stable' ? `<div class="todo" data-term="revoked">last rebalance: revoked ${revoked.size}, got ${k.owned_partitions.filter((p) => revoked.has(p)).length} of them back</div>` : ''}
     ${k.stalled_until_ms != null ? `<div class="todo">poll loop stalled until ${fmtT(k.stalled_until_ms)}</div>` : ''}`;
 };
 
@@ -686,10 +687,13 @@ export class Swimlanes {
     this.canvas.addEventListener('click', (e) => {
       const r = this.canvas.getBoundingClientRect();
       const px = e.clientX - r.left, py = e.clientY - r.top;
-      let best = null, bd = 64;
+      // The nearest mark; a JoinGroup / SyncGroup / LeaveGroup wins over a heartbeat under it.
+      let best = null, bd = Infinity;
       for (const h of this.hits) {
-        const d = (h.x - px) ** 2 + (h.y - py) ** 2;
-        if (d < bd) { bd = d; best = h.m; }
+        const d = (h.x - px) ** 2 + (h.y - py) ** 2, b = isBig(h.m.api);
+        if (d > (b ? 100 : 64)) continue;
+        const score = b ? d - 60 : d;
+        if (score < bd) { bd = score; best = h.m; }
       }
       if (best) { this.selected = best.seq; this._key = null; this.onSelect?.(best); }
     });
@@ -740,8 +744,9 @@ export class Swimlanes {
     this.hits = [];
     // One path per kind for the lines and one for the dots (hundreds of heartbeats, a few draw calls).
     const KINDS = ['ok', 'err', 'fly', 'lost'], COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
-    const lines = {}, dots = {};
-    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); }
+    // Heartbeats first, the JoinGroup / SyncGroup / LeaveGroup marks over them (`big`).
+    const lines = {}, dots = {}, big = {};
+    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); big[k] = new Path2D(); }
     let sel = null, selApi = null;
     const y0 = laneY(0);
     for (let i = messages.length - 1; i >= 0; i--) {
@@ -754,15 +759,17 @@ export class Swimlanes {
       const x1 = x(m.sent_ms), x2 = x(rcv);
       lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
       if (m.seq === this.selected) { sel = { x1, yy, cls }; selApi = m.api; }
-      else shape(dots[cls], m.api, x1, yy, 1);
+      else shape(isBig(m.api) ? big[cls] : dots[cls], m.api, x1, yy, 1);
       this.hits.push({ x: x1, y: yy - top, m }); // canvas coordinates
     }
     c.globalAlpha = 0.5;
     for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
     c.globalAlpha = 1;
     c.setLineDash([]);
-    for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(dots[k]); }
-    c.fillStyle = '#fff'; c.fill(dots.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(dots.lost); c.lineWidth = 1;
+    for (const marks of [dots, big]) {
+      for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(marks[k]); }
+      c.fillStyle = '#fff'; c.fill(marks.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(marks.lost); c.lineWidth = 1;
+    }
     if (sel) {
       c.beginPath(); shape(c, selApi, sel.x1, sel.yy, 1.5);
       if (sel.cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(); } else { c.fillStyle = COL[sel.cls]; c.fill(); }
@@ -778,6 +785,8 @@ export class Swimlanes {
     if (this.el.dataset.count !== String(this.hits.length)) this.el.dataset.count = this.hits.length;
   }
 }
+
+const isBig = (api) => api === 'JoinGroup' || api === 'SyncGroup' || api === 'LeaveGroup';
 
 /** A message's mark in the swimlanes, by API: a dot for heartbeats, a square for JoinGroup, a
  * diamond for SyncGroup, a bar for LeaveGroup (a path or a context; `k` scales it). */
@@ -811,8 +820,9 @@ export function renderMessageDetail(el, m) {
   el.innerHTML = `<h4 data-term="${api === 'StreamsGroupHeartbeat' ? 'heartbeat' : `api-${esc(api)}`}" data-testid="message-api">${esc(api)} v${m.api_version} · #${m.seq}</h4>
     ${info && api !== 'StreamsGroupHeartbeat' ? `<p class="api-info">${esc(info)}</p>` : ''}
     <p>${esc(m.member_id)} · sent ${fmtT(m.sent_ms)} · ${m.received_ms >= 0 ? `received ${fmtT(m.received_ms)}` : 'in flight'} · <b class="fate-${esc(m.fate)}">${esc(m.fate)}</b>${m.error ? ` · <b class="err">${esc(m.error)}</b>` : ''}</p>
-    <div class="two"><div><h5>request</h5><pre>${esc(JSON.stringify(m.request, null, 1))}</pre></div>
-    <div><h5>response</h5><pre>${esc(JSON.stringify(m.response, null, 1))}</pre></div></div>
+    ${info && api !== 'StreamsGroupHeartbeat' && /JoinGroup|SyncGroup/.test(api) ? '<p class="api-info">The coordinator never reads the metadata and assignment bytes: they are the clients\' own consumer protocol, decoded here for you (§C2.5, §C3.2).</p>' : ''}
+    <div class="two"><div><h5>request</h5><pre data-testid="message-request">${esc(JSON.stringify(m.request, bytesReplacer, 1))}</pre></div>
+    <div><h5>response</h5><pre data-testid="message-response">${esc(JSON.stringify(m.response, bytesReplacer, 1))}</pre></div></div>
     <h5>request bytes (${(m.request_hex?.length ?? 0) / 2} B, body without header)</h5><pre class="hex">${esc(hexDump(m.request_hex))}</pre>
     <h5>response bytes (${(m.response_hex?.length ?? 0) / 2} B)</h5><pre class="hex">${esc(hexDump(m.response_hex))}</pre>`;
 }
