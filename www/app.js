@@ -576,15 +576,15 @@ const Compare = {
     let ndiff = 0;
     for (const t of new Set([...owners[0].o.keys(), ...owners[1].o.keys()])) {
       const [x, y] = [owners[0].o.get(t), owners[1].o.get(t)];
-      const fx = x ? `${x.a.sort().join(',') || '–'} / ${x.s.sort().join(',') || '–'}` : 'n/a';
-      const fy = y ? `${y.a.sort().join(',') || '–'} / ${y.s.sort().join(',') || '–'}` : 'n/a';
+      const fmt = (o) => (!o ? 'n/a' : classic ? o.a.sort().join(',') || 'nobody' : `${o.a.sort().join(',') || '–'} / ${o.s.sort().join(',') || '–'}`);
+      const fx = fmt(x), fy = fmt(y);
       if (fx !== fy) { ndiff++; rows.push(`<tr class="d"><td>${esc(t)}</td><td>${esc(fx)}</td><td>${esc(fy)}</td></tr>`); }
     }
     const field = (name, f) => { const [a, b] = gs.map(f); return `<tr class="${a !== b ? 'd' : ''}"><th>${name}</th><td>${esc(a)}</td><td>${esc(b)}</td></tr>`; };
     $('cmp-a-title').textContent = `A · ${this.runs[0].label}`;
     $('cmp-b-title').textContent = `B · ${this.runs[1].label}`;
     this.runs.forEach((x, i) => {
-      renderHeader($(i ? 'cmp-b-header' : 'cmp-a-header'), gs[i], `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
+      (classic ? renderClassicHeader : renderHeader)($(i ? 'cmp-b-header' : 'cmp-a-header'), x.r.last.snapshot.group, `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
       this.grids[i].update(gs[i], S.order, diff);
     });
     $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>

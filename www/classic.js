@@ -64,8 +64,8 @@ export function explainClassic(el, g, spec, stw) {
         + (joining.length ? ` JoinGroup sent, held at the coordinator: ${list(joining)}.` : '')
         + (notYet.length ? ` Not rejoined yet: ${list(notYet)}.` : '')
         + (proto === 'eager'
-          ? ` <span class="warn">Eager (${esc(assignor)}): every consumer revoked <i>all</i> its partitions before rejoining, so nobody consumes: ${gap} of ${P} partitions are owned by nobody — the stop-the-world gap, red in the band below.</span>`
-          : ` <span class="good">Cooperative (${esc(assignor)}): consumers keep their partitions while they rejoin and go on consuming; ${gap} of ${P} partitions are owned by nobody.</span>`);
+          ? ` <span class="warn">Eager (${esc(assignor)}): a consumer revokes <i>all</i> its partitions when it rejoins and gets new ones only after the SyncGroup, so the whole group waits for its slowest member: ${gap} of ${P} partitions are owned by nobody now — the stop-the-world gap, red in the band below.</span>`
+          : ` <span class="good">Cooperative (${esc(assignor)}): consumers keep their partitions while they rejoin and go on consuming; only partitions that move to another consumer are given up, after the SyncGroup. ${gap} of ${P} partitions are owned by nobody now.</span>`);
       break;
     case 'CompletingRebalance':
       phase = `<b>Rebalance, sync phase</b> (generation ${c.generation}). Every member got its JoinGroup answer. The leader${c.leader ? ` ${list([c.leader])}` : ''} received everyone's subscriptions and runs the <b>${esc(assignor)}</b> assignor <i>on the client</i>, then sends the result in its SyncGroup; the followers' SyncGroups wait at the coordinator until it arrives (§C3).`

@@ -527,6 +527,14 @@ test('classic stop-the-world: a slow consumer during a rebalance stops every par
     await c1.click();
     await page.getByRole('menuitem', { name: /Stall the poll loop 10s/ }).click();
     await page.waitForFunction(() => window.explorer.driver.actions.some((a) => a.action === 'stall_member'));
+    // In the middle of the rebalance: c1 stalled, the others waiting (eager: without partitions).
+    await goTo(page, start + 5000);
+    assert.equal(await groupState(page), 'PreparingRebalance');
+    await page.mouse.move(5, 700);
+    await page.evaluate(() => { document.querySelector('#toast').hidden = true; window.scrollTo(0, 0); });
+    await page.setViewportSize({ width: 1280, height: 1000 });
+    await page.screenshot({ path: `${OUT}26-${preset}-slow-consumer.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
     await goTo(page, 48000);
     band[preset] = Number(await page.getAttribute('[data-testid=stw-band]', 'data-area-ms'));
     area[preset] = await gapArea(page, start, 48000);

@@ -77,7 +77,7 @@ export function renderHeader(el, g, extra = '') {
 
 export class EpochChart {
   constructor(el, { onResize } = {}) {
-    this.el = el; this.width = 0; this.reset();
+    this.el = el; this.width = 0; this.onResize = onResize; this.reset();
     watchSize(el, (r) => { if (r.width !== this.width) { this.width = r.width; onResize?.(); } });
   }
   reset() { this.group = []; this.assign = []; this.members = new Map(); this.present = new Set(); this.classic = false; this.dirty = true; this.maxE = 1; this.minE = 0; }
@@ -120,7 +120,13 @@ export class EpochChart {
     const real = performance.now();
     const nph = phases?.length ?? 0;
     if (nph !== this._nph) { this._nph = nph; this.dirty = true; }
-    if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < (this.members.size > 20 ? 500 : 150))) return;
+    const wait = this.members.size > 20 ? 500 : 150;
+    if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < wait)) {
+      // Skipped to save work while playing: ask for a render once the wait is over, so the chart
+      // catches up with the last time shown (after a pause no other render may come).
+      if (now !== this._now && !this._later) this._later = setTimeout(() => { this._later = 0; this.onResize?.(); }, wait);
+      return;
+    }
     this._w = w; this._now = now; this._at = real; this.dirty = false;
     const tmax = Math.max(now, 1000);
     const x = (t) => L + ((w - L - R) * t) / tmax;
@@ -331,8 +337,9 @@ MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
       <span data-term="generation">gen <b>${k.generation}</b></span></div>
     <div class="roles">
       ${k.owned_partitions.length ? `<div><span class="rl" data-term="owned-partitions">P</span>${chips(k.owned_partitions, 'active')}</div>` : '<div class="none">owns no partition</div>'}
-      ${revoked.size && st !== 'stable' ? `<div class="pend"><span class="rl" data-term="revoked">R</span>${chips(k.revoked_partitions, 'revoked')}</div>` : ''}
+      ${revoked.size && st !== 'stable' && st !== 'revoking' ? `<div class="pend"><span class="rl" data-term="revoked">R</span>${chips(k.revoked_partitions, 'revoked')}</div>` : ''}
     </div>
+    ${st === 'revoking' ? `<div class="todo" data-term="revoked">revoking: gives up ${k.protocol === 'cooperative' ? 'the partitions that move' : 'all its partitions'} before it rejoins</div>` : ''}
     ${revoked.size && st === 'stable' ? `<div class="todo" data-term="revoked">last rebalance: revoked ${revoked.size}, got ${k.owned_partitions.filter((p) => revoked.has(p)).length} of them back</div>` : ''}
     ${k.stalled_until_ms != null ? `<div class="todo">poll loop stalled until ${fmtT(k.stalled_until_ms)}</div>` : ''}`;
 };
