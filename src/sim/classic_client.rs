@@ -110,6 +110,9 @@ pub(crate) struct ClassicConsumer {
     pub max_generation: i32,
     pub generation_regressions: Vec<String>,
     pub last_error: Option<String>,
+    /// The leader's metadata when it last assigned (Kafka's `assignmentSnapshot`): a change
+    /// makes it rejoin.
+    pub assignment_snapshot: Option<BTreeMap<String, i32>>,
 }
 
 impl ClassicConsumer {
@@ -153,6 +156,7 @@ impl ClassicConsumer {
             max_generation: -1,
             generation_regressions: Vec::new(),
             last_error: None,
+            assignment_snapshot: None,
         }
     }
 
@@ -328,6 +332,9 @@ impl ClassicConsumer {
                 }
                 self.max_generation = self.max_generation.max(resp.generation_id);
                 self.phase = Phase::AwaitingSync;
+                // A returning static leader skips the assignment but takes the current
+                // metadata as its snapshot, as Kafka's `onLeaderElected` does.
+                self.assignment_snapshot = self.is_leader().then(|| partitions_per_topic.clone());
                 let assignments = if self.is_leader() && !resp.skip_assignment {
                     match self.lead(resp, partitions_per_topic) {
                         Ok(a) => a,

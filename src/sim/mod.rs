@@ -84,7 +84,7 @@ pub use api::*;
 pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
-pub use random::{SeedFailure, SeedReport, run_seed, run_seeds, run_seeds_with};
+pub use random::{SeedFailure, SeedReport, run_classic_seed, run_seed, run_seeds, run_seeds_with};
 
 /// Why a simulation could not be built or an action not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]

@@ -87,6 +87,11 @@ impl ClassicWorld {
     /// Deferred requests die with the coordinator.
     pub fn coordinator_restarted(&mut self) {
         self.tokens.clear();
+        // A new coordinator resumes from the last generation written; generations a member
+        // joined but that were never written come again (Kafka's behaviour on failover).
+        for c in self.consumers.values_mut() {
+            c.max_generation = -1;
+        }
     }
 
     pub fn hash_into(&self, s: &mut String) {
@@ -259,6 +264,7 @@ impl Simulation {
                 if let Some(c) = self.classic.consumers.get_mut(&member) {
                     c.next_hb_ms = None;
                 }
+                self.check_leader_metadata(&member, 0);
                 let send = self
                     .classic
                     .consumers
@@ -854,14 +860,37 @@ impl Simulation {
             .classic
             .consumers
             .values()
-            .filter(|c| c.is_alive() && c.is_leader() && c.phase == Phase::Stable)
+            .filter(|c| c.assignment_snapshot.is_some())
             .map(|c| c.name.clone())
             .collect();
         for l in leaders {
-            if let Some(c) = self.classic.consumers.get_mut(&l) {
-                c.request_rejoin();
-            }
-            self.schedule_poll(&l, METADATA_REFRESH_MS);
+            self.check_leader_metadata(&l, METADATA_REFRESH_MS);
+        }
+    }
+
+    /// A stable leader whose metadata moved since it assigned rejoins.
+    fn check_leader_metadata(&mut self, member: &str, delay: i64) {
+        let subscription = self.classic_subscription();
+        let current: BTreeMap<String, i32> = self
+            .topics
+            .iter()
+            .filter(|(t, n)| subscription.contains(t) && **n > 0)
+            .map(|(t, n)| (t.clone(), *n))
+            .collect();
+        let Some(c) = self.classic.consumers.get_mut(member) else {
+            return;
+        };
+        let moved = c.assignment_snapshot.as_ref().is_some_and(|s| {
+            let mine: BTreeMap<String, i32> = s
+                .iter()
+                .filter(|(t, n)| subscription.contains(t) && **n > 0)
+                .map(|(t, n)| (t.clone(), *n))
+                .collect();
+            mine != current
+        });
+        if moved && c.is_alive() && c.phase == Phase::Stable && !c.rejoin_needed {
+            c.request_rejoin();
+            self.schedule_poll(member, delay);
         }
     }
 
