@@ -378,8 +378,9 @@ function loop(ts) {
 
 // Single steps (sim-driver.js): forward to the next time something happens, back to the previous
 // one; N back then N forward return to the same time and state hash.
-function stepForward() { pause(); S.steps.push('fwd'); }
-function stepBack() { pause(); S.steps.push('back'); }
+// A held arrow key queues at most a few steps ahead.
+function stepForward() { pause(); if (S.steps.length < 8) S.steps.push('fwd'); }
+function stepBack() { pause(); if (S.steps.length < 8) S.steps.push('back'); }
 
 // ---- actions ----------------------------------------------------------------------------------
 
@@ -558,7 +559,7 @@ const Compare = {
       if (x.r.now > now) x.r.seek(now);
       else if (x.r.now < now) x.r.advance(now - x.r.now);
     }
-    const gs = this.runs.map((x) => (classic ? classicAsTasks(x.r.last.snapshot.group) : x.r.last.snapshot.group));
+    const gs = this.runs.map((x) => { const g = naturallyOrdered(x.r.last.snapshot.group, (x.order ??= {})); return classic ? classicAsTasks(g) : g; });
     // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
     const owners = gs.map((g) => {
       const o = new Map(), cell = new Map();
