@@ -243,7 +243,7 @@ function render() {
   timed('chart', () => V.chart.render(now, S.order, classic ? d.phases : null));
   if (classic) {
     const stw = V.stw.render(d.ownership ?? [], now) ?? stopTheWorld(d.ownership ?? [], now);
-    explainClassic($('explain'), g, d.spec, stw);
+    explainClassic($('explain'), g, d.spec, stw, d.messages);
   }
   // The record log takes new rows at most 4 times a second while playing (bursts of hundreds of
   // records at 100 members would otherwise rebuild its table every frame).

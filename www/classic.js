@@ -40,9 +40,39 @@ export function renderClassicHeader(el, g, extra = '') {
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const list = (xs) => xs.map((x) => `<b>${esc(short(x))}</b>`).join(', ');
 
+/** What one exchange means, in words (null for the routine ones: a Heartbeat answered without
+ * error). Only the light fields are needed (api, fate, error). */
+export function narrate(m) {
+  const err = m.error?.split(':')[0];
+  const pending = m.fate === 'in_flight';
+  switch (m.api) {
+    case 'JoinGroup':
+      if (err === 'MEMBER_ID_REQUIRED') return 'JoinGroup without a member id → MEMBER_ID_REQUIRED: the coordinator hands out an id; it joins again with it';
+      if (pending) return 'sent JoinGroup: the answer comes when the join phase ends';
+      if (m.fate === 'delivered' && !err) return 'JoinGroup answered: the new generation (the leader also gets every member\'s subscription)';
+      break;
+    case 'SyncGroup':
+      if (pending) return 'sent SyncGroup: the answer comes once the leader\'s assignment is in';
+      if (m.fate === 'delivered' && !err) return 'SyncGroup answered: it has its partitions for this generation';
+      break;
+    case 'Heartbeat':
+      if (err === 'REBALANCE_IN_PROGRESS') return 'Heartbeat → REBALANCE_IN_PROGRESS: it learns of the rebalance and rejoins';
+      if (err === 'ILLEGAL_GENERATION' || err === 'UNKNOWN_MEMBER_ID') return `Heartbeat → ${err}: it missed a rebalance or was removed, and rejoins`;
+      if (!err) return null;
+      break;
+    case 'LeaveGroup':
+      return 'LeaveGroup: it leaves now, and a rebalance starts without waiting for its session timeout';
+    default:
+      return null;
+  }
+  if (m.fate === 'lost_request' || m.fate === 'lost_response') return `${m.api}: ${m.fate.replace('_', ' ')}`;
+  return err ? `${m.api} → ${err}` : null;
+}
+
 /** The short explanation of the current phase of a classic group, for teaching: what the group
- * is doing, why, and what to look at. Rebuilt only when what it says changes. */
-export function explainClassic(el, g, spec, stw) {
+ * is doing, why, and what to look at. Rebuilt only when what it says changes. `messages`: the
+ * run's message log (the last few exchanges are told in words). */
+export function explainClassic(el, g, spec, stw, messages = []) {
   const c = g.classic;
   const members = g.members.filter((m) => m.classic);
   const proto = members.find((m) => m.classic.protocol)?.classic.protocol ?? ((spec.classic?.assignors ?? ['range']).every((a) => a === 'cooperative-sticky') ? 'cooperative' : 'eager');
@@ -84,8 +114,15 @@ export function explainClassic(el, g, spec, stw) {
   if (statics) notes.push(`${plural(statics, 'static member')} (group.instance.id): a static consumer that restarts within the session timeout gets its partitions back without a rebalance (§C4.4).`);
   if (stalled.length) notes.push(`${list(stalled)}: poll loop stalled — heartbeats go on, but no JoinGroup is sent until the stall ends; a stall longer than max.poll.interval.ms during a rebalance gets the member removed.`);
   const total = stw ? `Stop-the-world so far: <b data-testid="stw-total">${(stw.areaMs / 1000).toFixed(1)}</b> partition·s without an owner${stw.longestMs ? `, longest gap ${fmtT(stw.longestMs)}` : ''}.` : '';
+  // The latest few exchanges that mean something (newest first).
+  const recent = [];
+  for (let i = messages.length - 1; i >= 0 && recent.length < 3 && i >= messages.length - 200; i--) {
+    const m = messages[i], text = narrate(m);
+    if (text) recent.push(`<li><span class="t">${fmtT(m.sent_ms)}</span> <b>${esc(short(m.member_id))}</b> ${esc(text)}</li>`);
+  }
   const html = `<h3>What you are seeing <small>classic consumer group, ${esc(proto)} rebalancing</small></h3>
-    <p class="phase">${phase}</p>${notes.map((n) => `<p class="note">${n}</p>`).join('')}<p class="note">${total}</p>`;
+    <p class="phase">${phase}</p>${notes.map((n) => `<p class="note">${n}</p>`).join('')}<p class="note">${total}</p>
+    ${recent.length ? `<ul class="recent" data-testid="explain-recent">${recent.join('')}</ul>` : ''}`;
   if (el._html !== html) { el._html = html; el.innerHTML = html; el.dataset.state = c.state; }
 }
 

@@ -476,6 +476,8 @@ test('classic eager range: a join goes PreparingRebalance → CompletingRebalanc
   assert.equal(await groupState(page), 'PreparingRebalance');
   assert.match(await page.textContent('[data-testid=explain]'), /join phase.*Eager.*owned by nobody/s);
   assert.ok(Number(await page.textContent('[data-testid=owned-by-nobody]')) > 0);
+  // The latest exchanges, told in words: here the rejoin.
+  assert.match(await page.textContent('[data-testid=explain-recent]'), /JoinGroup|REBALANCE_IN_PROGRESS/);
   await page.screenshot({ path: `${OUT}20-classic-preparing.png` });
 
   // Stable again: the generation in the header and on the chart.
