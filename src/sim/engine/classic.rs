@@ -61,7 +61,6 @@ pub(super) enum ClassicEv {
     /// `max.poll.interval.ms` passed without a poll (a stall).
     PollTimeout {
         member: String,
-        generation: u64,
     },
 }
 
@@ -143,6 +142,11 @@ impl Simulation {
 
     pub(crate) fn consumers(&self) -> impl Iterator<Item = &ClassicConsumer> {
         self.classic.consumers.values()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn consumers_mut(&mut self) -> impl Iterator<Item = &mut ClassicConsumer> {
+        self.classic.consumers.values_mut()
     }
 
     /// Spec checks for classic groups.
@@ -317,13 +321,13 @@ impl Simulation {
                     self.schedule_poll(&member, backoff);
                 }
             }
-            ClassicEv::PollTimeout { member, generation } => {
+            ClassicEv::PollTimeout { member } => {
                 let now = self.now;
                 let Some(c) = self.classic.consumers.get(&member) else {
                     return;
                 };
                 let stalled = c.stalled_until.is_some_and(|u| u > now);
-                if c.poll_gen != generation || !c.is_alive() || !stalled {
+                if !c.is_alive() || !stalled {
                     return;
                 }
                 // `handlePollTimeoutExpiry`: a dynamic member leaves; both reset their membership.
@@ -821,10 +825,7 @@ impl Simulation {
                 if *ms > max_poll {
                     self.schedule(
                         now + max_poll,
-                        Ev::Classic(ClassicEv::PollTimeout {
-                            member: id.clone(),
-                            generation,
-                        }),
+                        Ev::Classic(ClassicEv::PollTimeout { member: id.clone() }),
                     );
                 }
                 // The poll after the stall (rejoins if anything asked for it meanwhile).
