@@ -268,6 +268,18 @@ impl Simulation {
         std::mem::take(&mut self.out)
     }
 
+    /// Time of the next thing the simulation will process (a queued event or a coordinator
+    /// timer), or `None` when nothing is scheduled: the explorer steps from one such instant to
+    /// the next, so step forward and step back stop at the same times.
+    pub fn next_event_ms(&self) -> Option<i64> {
+        let event = self.queue.keys().next().map(|k| k.0);
+        let timer = self.coord.next_timer().map(|(d, _)| d.0);
+        match (event, timer) {
+            (Some(e), Some(t)) => Some(e.min(t)),
+            (e, t) => e.or(t),
+        }
+    }
+
     /// Advance to absolute time `t` (no-op if in the past).
     pub fn step_to(&mut self, t: i64) -> Vec<SimEvent> {
         self.step(t - self.now)

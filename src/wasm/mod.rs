@@ -228,6 +228,13 @@ impl WasmSimulation {
         self.sim.now() as f64
     }
 
+    /// Time (ms) of the next event or timer the simulation will process, or `undefined` when
+    /// nothing is scheduled (the explorer's single step goes from one such time to the next).
+    #[wasm_bindgen(js_name = nextEventTime)]
+    pub fn next_event_time(&self) -> Option<f64> {
+        self.sim.next_event_ms().map(|t| t as f64)
+    }
+
     /// The spec this run started from.
     #[wasm_bindgen(unchecked_return_type = "ScenarioSpec")]
     pub fn spec(&self) -> Result<JsValue, JsError> {
