@@ -3,16 +3,20 @@
 # 4.4 and on groupcoord (issue 12). See tests/interop/consumers/README.md.
 #
 #   pkg-scripts/interop-consumers.sh [--target kafka|groupcoord|both] [--clients LIST] [--records N]
-#                                    [--short] [--timings] [--rounds N] [--wait S]
+#                                    [--short] [--timings] [--rounds N] [--wait S] [--jobs N]
 #
 #   --target    which broker(s) to run against (default both; --short alone: groupcoord)
 #   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
 #               console, groups-tool (default all)
 #   --records   records per client test (default 10000)
-#   --short     the CI variant: confluent-range and groups-tool, 1200 records (under 2 minutes)
+#   --short     a quick check: confluent-range and groups-tool, 1200 records (CI runs every client:
+#               pkg-scripts/test.sh, suite real-consumers)
 #   --wait      bound of each wait in seconds (default 45; a crash step adds the session timeout)
+#   --jobs      client tests side by side (default 1): the JVM clients (java, console, groups-tool)
+#               take turns in one lane, the others share N-1 lanes; each has its own topic and group
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
 #               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
+#   GC_PORT     groupcoord's port (default: a free one); KAFKA_PORT, KAFKA_CONTROLLER_PORT the broker's
 #   TAP=0       do not record the request versions each client sends (recorded when run as root)
 #
 # Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
@@ -27,6 +31,7 @@ short=0
 timings=0
 rounds=3
 wait_s=45
+jobs=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) target="$2"; shift 2 ;;
@@ -36,7 +41,8 @@ while [ $# -gt 0 ]; do
     --timings) timings=1; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
     --wait) wait_s="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -89,12 +95,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- install (idempotent) ---------------------------------------------------------------------------
-if [[ ",$clients," == *",kcat,"* ]] && ! command -v kcat >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq kcat >/dev/null
-  else
-    sudo apt-get update -qq && sudo apt-get install -y -qq kcat >/dev/null
-  fi
+# Debian packages: kcat (when it is tested), a JDK and Maven (the Java members, the tools, the
+# broker), the venv module. apt runs only when one is missing.
+missing=()
+if [[ ",$clients," == *",kcat,"* ]]; then command -v kcat >/dev/null || missing+=(kcat); fi
+command -v java >/dev/null || missing+=(default-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+if ((${#missing[@]})); then
+  echo "installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 VENV="$root/.venv"
 if ! "$VENV/bin/python" - <<'EOF' 2>/dev/null
@@ -143,7 +155,7 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   ( cd "$root" && export PATH="$HOME/.cargo/bin:$PATH" && cargo build -q --bin groupcoord )
   mkdir -p "$WORK/groupcoord"
   start_gc() { # extra --set arguments...
-    "$root/target/debug/groupcoord" serve --listen 127.0.0.1:0 --data-dir "$WORK/groupcoord/data" \
+    "$root/target/debug/groupcoord" serve --listen "127.0.0.1:${GC_PORT:-0}" --data-dir "$WORK/groupcoord/data" \
       --set group.streams.initial.rebalance.delay.ms=0 "$@" \
       > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
     gc_pid=$!
@@ -169,7 +181,7 @@ fi
 extra=()
 [ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
 status=0
-"$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" \
+"$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" --jobs "$jobs" \
   --java-cp "$java_cp" --work "$WORK" "${extra[@]}" &
 harness_pid=$!
 wait "$harness_pid" || status=$?

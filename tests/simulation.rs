@@ -13,7 +13,8 @@
 use std::time::Instant;
 
 use groupcoord::sim::{
-    Action, ScenarioSpec, SimError, Simulation, TimedAction, presets, repro_command, run_seed,
+    Action, ScenarioSpec, SeedFailure, SeedReport, SimError, Simulation, TimedAction, presets,
+    random_classic_scenario, repro_command, run_classic_seed, run_seed,
 };
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -25,6 +26,16 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Run seeds `start..start+count` on `threads` threads; panics with every failure's repro.
 fn run_parallel(start: u64, count: u64, threads: u64) {
+    run_parallel_with(start, count, threads, run_seed)
+}
+
+/// [`run_parallel`] with another seed runner (classic groups).
+fn run_parallel_with(
+    start: u64,
+    count: u64,
+    threads: u64,
+    run_seed: fn(u64) -> Result<SeedReport, SeedFailure>,
+) {
     let t0 = Instant::now();
     let results: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -96,6 +107,53 @@ fn random_seeds() {
     let start = env_u64("GROUPCOORD_SEED_START", 0);
     let count = env_u64("GROUPCOORD_SEEDS", 1000);
     run_parallel(start, count, 2);
+}
+
+/// Classic consumer groups: `GROUPCOORD_CLASSIC_SEEDS` random classic groups (default 150, a few
+/// seconds) from `GROUPCOORD_CLASSIC_SEED_START` (default 0), with faults, every invariant,
+/// liveness and replay checked; a failure prints its repro command (`classic_seed_repro`).
+#[test]
+fn classic_random_seeds() {
+    let start = env_u64("GROUPCOORD_CLASSIC_SEED_START", 0);
+    let count = env_u64("GROUPCOORD_CLASSIC_SEEDS", 150);
+    run_parallel_with(start, count, 2, run_classic_seed);
+}
+
+/// `GROUPCOORD_CLASSIC_SEED=<n> cargo test --test simulation -- --exact classic_seed_repro
+/// --nocapture`
+#[test]
+fn classic_seed_repro() {
+    let seed = env_u64("GROUPCOORD_CLASSIC_SEED", 0);
+    match run_classic_seed(seed) {
+        Ok(r) => eprintln!(
+            "classic seed {seed} passed: {} faults, {} records, converged {} ms after the faults \
+             (bound {} ms); {:?}",
+            r.faults, r.records, r.converged_after_ms, r.bound_ms, r.tally
+        ),
+        Err(f) => {
+            let spec = random_classic_scenario(seed);
+            eprintln!("spec: {}", serde_json::to_string(&spec).unwrap());
+            eprintln!("actions: {}", serde_json::to_string(&f.actions).unwrap());
+            if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
+                eprintln!(
+                    "group at failure: {}",
+                    serde_json::to_string_pretty(&sim.snapshot().group).unwrap()
+                );
+                for m in sim.message_log().iter().rev().take(20).rev() {
+                    eprintln!(
+                        "msg {} t={} {} {} {} -> {}",
+                        m.seq,
+                        m.sent_ms,
+                        m.member_id,
+                        m.api,
+                        m.fate,
+                        m.error.clone().unwrap_or_default()
+                    );
+                }
+            }
+            panic!("{f}");
+        }
+    }
 }
 
 /// `GROUPCOORD_SEED=<n> cargo test --test simulation -- --exact seed_repro --nocapture`
@@ -278,6 +336,8 @@ fn unknown_member_and_bad_config_are_errors() {
 fn repro_command_names_the_seed() {
     assert!(repro_command(42).contains("GROUPCOORD_SEED=42"));
     assert!(repro_command(42).contains("seed_repro"));
+    let c = groupcoord::sim::repro_classic_command(42);
+    assert!(c.contains("GROUPCOORD_CLASSIC_SEED=42") && c.contains("classic_seed_repro"));
 }
 
 /// Spec §3.3/§3.4 B: a static member that leaves with -2 and rejoins under a new member id gets

@@ -1,14 +1,15 @@
 // The explorer's controller: scenario selection, playback, time travel, actions, permalinks,
 // side-by-side comparison and live mode. Rendering lives in views.js, the wasm run in sim-driver.js.
 import { Driver, RemoteDriver, decodeTrace, encodeTrace, loadWasm, takeRecvMs } from './sim-driver.js';
-import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
+import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks, esc, fmtT, naturallyOrdered, renderHeader, renderInvariants, renderMessageDetail, renderRecordDetail, short } from './views.js';
 import { installTooltips } from './glossary.js';
+import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassicHeader, stopTheWorld } from './classic.js';
 import { startLive } from './live.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim' };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -30,7 +31,10 @@ async function boot() {
   const blank = structuredClone(S.presets[0].spec);
   Object.assign(blank, { name: 'empty', description: 'An empty group: add processes yourself.', processes: [] });
   S.presets.push({ name: 'empty', description: blank.description, spec: blank, actions: [] });
-  $('preset').innerHTML = S.presets.map((p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`).join('');
+  // Scenarios by kind of group: streams (KIP-1071) first, then classic consumer groups.
+  const opt = (p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`;
+  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => p.spec.group_type !== 'classic'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic']];
+  $('preset').innerHTML = kinds.map(([label, f]) => { const ps = S.presets.filter(f); return ps.length ? `<optgroup label="${esc(label)}">${ps.map(opt).join('')}</optgroup>` : ''; }).join('');
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
   if (pl) await openTrace(pl[1]);
@@ -118,8 +122,10 @@ function setDriver(d) {
   S.driver?.free();
   S.driver = d;
   S.inbox = [];
+  S.steps = [];
   $('seed').value = d.spec.seed;
   S.order = new Map();
+  S.classicNames = new Map();
   S.violated = false;
   $('repro').textContent = '';
   resetViews();
@@ -155,6 +161,7 @@ function resetViews() {
   V.cards ??= new MemberCards($('cards'), { onMenu: memberMenu });
   V.grid ??= new AssignmentGrid($('grid'));
   V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
+  V.stw ??= new OwnershipBand($('stw'));
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -171,7 +178,33 @@ function showMessage(m) {
   d.message(m.seq).then((full) => { if (S.driver === d) renderMessageDetail($('detail'), full ?? m); }, (e) => toast(e.message, true));
 }
 
-function hbInterval() { return Number(S.driver.spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000); }
+function hbInterval() {
+  const spec = S.driver.spec;
+  if (spec.group_type === 'classic') return Number(spec.classic?.heartbeat_interval_ms ?? 3000);
+  return Number(spec.configs?.['group.streams.heartbeat.interval.ms'] ?? 5000);
+}
+
+// The streams titles of the panels whose title differs for classic groups (kept to switch back).
+const TITLES = {};
+/** Titles, legends and panels for the kind of group shown (streams or classic). */
+function setGroupKind(classic) {
+  if (S.classicShown === classic) return;
+  S.classicShown = classic;
+  for (const id of ['chart-title', 'grid-title']) TITLES[id] ??= $(id).innerHTML;
+  document.body.classList.toggle('classic', classic);
+  $('explain').hidden = !classic;
+  $('stw').hidden = !classic;
+  $('lanes-shapes').hidden = !classic;
+  $('lanes-name').textContent = classic ? 'Requests' : 'Heartbeats';
+  $('lanes-name').dataset.term = classic ? 'classic-requests' : 'heartbeat';
+  $('chart-title').innerHTML = classic
+    ? 'Generations over time <small data-term="generation">the group\'s generation and the members in each generation; below, the partitions nobody consumes</small>'
+    : TITLES['chart-title'];
+  $('grid-title').innerHTML = classic
+    ? 'Partitions owned by each consumer <small class="legend-inline"><span class="lg cur-active">A</span> owned (consumed) · <span class="lg flash-demo"></span> changed this step · an empty row is a partition nobody consumes</small>'
+    : TITLES['grid-title'];
+  $('grid-title').dataset.term = classic ? 'owned-partitions' : 'target-assignment';
+}
 
 // Per-view timing: T holds moving averages; while PERF.on, each animation frame that did work also
 // leaves a sample {sim, lanes, chart, cards, grid, total} in PERF.samples (bench-frames.mjs).
@@ -188,11 +221,13 @@ function timed(k, fn) {
   if (PERF.cur) PERF.cur[k] = (PERF.cur[k] ?? 0) + dt;
 }
 function render() {
-  const d = S.driver, f = d.last, g = f.snapshot.group, now = f.snapshot.now_ms;
+  const d = S.driver, f = d.last, g = naturallyOrdered(f.snapshot.group, (S.orderCache ??= {})), now = f.snapshot.now_ms;
   for (const m of g.members) if (!S.order.has(m.member_id)) S.order.set(m.member_id, S.order.size);
   // The header is rebuilt only when the group changes; time and step count tick in place.
-  const hdr = $('group-header');
-  renderHeader(hdr, g, '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>');
+  const hdr = $('group-header'), classic = isClassic(g);
+  setGroupKind(classic);
+  const live = '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>';
+  if (classic) renderClassicHeader(hdr, g, live); else renderHeader(hdr, g, live);
   if (hdr._liveKey !== hdr._key) { hdr._liveKey = hdr._key; hdr._t = hdr.querySelector('[data-live=t]'); hdr._steps = hdr.querySelector('[data-live=steps]'); }
   setText(hdr._t, fmtT(now));
   setText(hdr._steps, String(f.snapshot.steps));
@@ -200,7 +235,16 @@ function render() {
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
   timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
-  timed('chart', () => V.chart.render(now, S.order));
+  if (classic) {
+    // The records name members by the coordinator's ids; the chart shows the simulation's names.
+    for (const m of g.members) if (m.classic?.coordinator_member_id) S.classicNames.set(m.classic.coordinator_member_id, m.member_id);
+    V.chart.setNames(S.classicNames);
+  }
+  timed('chart', () => V.chart.render(now, S.order, classic ? d.phases : null));
+  if (classic) {
+    const stw = V.stw.render(d.ownership ?? [], now) ?? stopTheWorld(d.ownership ?? [], now);
+    explainClassic($('explain'), g, d.spec, stw, d.messages);
+  }
   // The record log takes new rows at most 4 times a second while playing (bursts of hundreds of
   // records at 100 members would otherwise rebuild its table every frame).
   const real = performance.now();
@@ -210,7 +254,7 @@ function render() {
     S.recordsAt = real;
   }
   timed('cards', () => V.cards.update(g, now, S.order));
-  timed('grid', () => V.grid.update(g, S.order));
+  timed('grid', () => V.grid.update(classic ? classicAsTasks(g) : g, S.order));
   renderInvariants($('invariants'), f.invariants);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
@@ -293,10 +337,16 @@ function loop(ts) {
       timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
+    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } };
     if (!d.busy && S.pendingSeek != null) {
       const t = S.pendingSeek;
       S.pendingSeek = null;
-      d.seek(t).then(() => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } }, failed);
+      S.steps = [];
+      d.seek(t).then(replayed, failed);
+    } else if (!d.busy && S.steps.length) {
+      // Single steps, one at a time in the order pressed (each starts where the last one ended).
+      if (S.steps.shift() === 'back') d.stepBack().then(replayed, failed);
+      else d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
     } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
         const real = Math.min(250, ts - S.lastTs), ms = real * speed();
@@ -326,17 +376,11 @@ function loop(ts) {
   requestAnimationFrame(loop);
 }
 
-function stepForward() {
-  pause();
-  const d = S.driver;
-  // Step to the next scheduled thing; empty steps are skipped so one press shows a change.
-  d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
-}
-
-function stepBack() {
-  pause();
-  S.pendingSeek = S.driver.prevEventTime();
-}
+// Single steps (sim-driver.js): forward to the next time something happens, back to the previous
+// one; N back then N forward return to the same time and state hash.
+// A held arrow key queues at most a few steps ahead.
+function stepForward() { pause(); if (S.steps.length < 8) S.steps.push('fwd'); }
+function stepBack() { pause(); if (S.steps.length < 8) S.steps.push('back'); }
 
 // ---- actions ----------------------------------------------------------------------------------
 
@@ -407,7 +451,9 @@ function missingTopic() {
   return '';
 }
 
-function memberMenu(id, x, y) {
+/** The action menu of member `id` at (x, y). `opener` (its ⋯ button) gets the focus back on close;
+ * the items are reachable by keyboard (↑ ↓ Home End, Enter, Esc). */
+function memberMenu(id, x, y, opener) {
   const m = S.driver.last.snapshot.group.members.find((mm) => mm.member_id === id);
   if (!m) return;
   const cut = m.client_status === 'partitioned';
@@ -416,22 +462,60 @@ function memberMenu(id, x, y) {
     ['leave_member', 'Leave the group', { member: id }],
     ...(m.instance_id ? [['static_bounce', 'Static bounce (down 10 s)', { member: id, down_ms: 10000 }]] : []),
     cut ? ['heal_network', 'Heal network', { member: id }] : ['cut_network', 'Cut network', { member: id }],
-    ['request_shutdown', 'Request application shutdown', { member: id }],
+    ...(m.classic ? classicItems(id) : [['request_shutdown', 'Request application shutdown', { member: id }]]),
     ['restart_member', 'Restart (new incarnation)', { member: id }],
   ];
   const menu = $('menu');
-  menu.innerHTML = `<div class="mh">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +
-    items.map(([a, label], i) => `<button data-i="${i}" data-testid="menu-${a}">${label}</button>`).join('');
+  if (!menu.hidden && menu.dataset.member === id && opener && S.menuOpener === opener) { closeMenu(); return; } // ⋯ again: toggle
+  closeMenu(false);
+  menu.dataset.member = id;
+  menu.setAttribute('role', 'menu');
+  menu.setAttribute('aria-label', `actions for member ${id}`);
+  menu.innerHTML = `<div class="mh" role="presentation">${esc(id)} · ${esc(m.process_id)} · ${esc(m.client_status)}</div>` +
+    items.map(([a, label], i) => `<button role="menuitem" tabindex="-1" data-i="${i}" data-testid="menu-${a}">${label}</button>`).join('');
   menu.hidden = false;
-  menu.style.left = `${Math.min(x, innerWidth - 220)}px`;
-  menu.style.top = `${Math.min(y, innerHeight - 200)}px`;
+  menu.style.left = `${Math.max(0, Math.min(x, innerWidth - 220))}px`;
+  menu.style.top = `${Math.max(0, Math.min(y, innerHeight - 200))}px`;
+  S.menuOpener = opener ?? null;
+  opener?.setAttribute('aria-expanded', 'true');
+  menu.querySelector('[role=menuitem]').focus();
   menu.onclick = (e) => {
     const b = e.target.closest('button[data-i]');
     if (!b) return;
     const [a, , args] = items[+b.dataset.i];
-    menu.hidden = true;
+    closeMenu();
     doAct({ action: a, ...args });
   };
+  menu.onkeydown = (e) => {
+    const all = [...menu.querySelectorAll('[role=menuitem]')], i = all.indexOf(document.activeElement);
+    const go = (j) => { e.preventDefault(); all[(j + all.length) % all.length].focus(); };
+    if (e.key === 'ArrowDown') go(i + 1);
+    else if (e.key === 'ArrowUp') go(i - 1);
+    else if (e.key === 'Home') go(0);
+    else if (e.key === 'End') go(all.length - 1);
+    else if (e.key === 'Escape') { e.preventDefault(); closeMenu(); }
+    else if (e.key === 'Tab') closeMenu(false);
+  };
+}
+
+/** Classic consumers: a stalled poll loop, shorter and longer than max.poll.interval.ms. */
+function classicItems(id) {
+  const poll = Number(S.driver.spec.classic?.max_poll_interval_ms ?? 300000), long = poll + 5000, short = Math.max(1000, Math.round(poll / 3));
+  return [
+    ['stall_member', `Stall the poll loop ${fmtT(short)} (under max.poll.interval.ms)`, { member: id, ms: short }],
+    ['stall_member', `Stall the poll loop ${fmtT(long)} (over max.poll.interval.ms)`, { member: id, ms: long }],
+  ];
+}
+
+/** Hides the member menu; gives the focus back to the ⋯ button that opened it (`refocus`). */
+function closeMenu(refocus = true) {
+  const menu = $('menu');
+  if (menu.hidden) return;
+  menu.hidden = true;
+  const opener = S.menuOpener;
+  S.menuOpener = null;
+  opener?.setAttribute('aria-expanded', 'false');
+  if (refocus && opener?.isConnected) opener.focus();
 }
 
 // ---- side-by-side -----------------------------------------------------------------------------
@@ -452,13 +536,19 @@ const Compare = {
       assignor: [['assignor sticky', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['assignor mock', (s) => s, [{ action: 'set_assignor', name: 'mock' }]]],
       warmups: [['sticky (Kafka 4.4: no warm-ups)', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['sticky-warmups (KIP-441)', (s) => s, [{ action: 'set_assignor', name: 'sticky-warmups' }]]],
       seed: [[`seed ${d.spec.seed}`, (s) => s, []], [`seed ${d.spec.seed + 1}`, (s) => { s.seed += 1; }, []]],
+      'classic-protocol': [['eager range', (s) => { s.classic = { ...s.classic, assignors: ['range'] }; }, []],
+        ['cooperative-sticky', (s) => { s.classic = { ...s.classic, assignors: ['cooperative-sticky'] }; }, []]],
     }[kind];
     this.runs?.forEach((x) => x.r.free());
     this.runs = pairs.map(([l, f, p]) => mk(l, f, p));
     this.grids = [new AssignmentGrid($('cmp-a-grid')), new AssignmentGrid($('cmp-b-grid'))];
   },
   sync() {
-    const d = S.driver;
+    const d = S.driver, classic = d.spec.group_type === 'classic', sel = $('cmp-kind');
+    // Only the comparisons that apply to this kind of group.
+    const fits = (v) => (classic ? ['seed', 'classic-protocol'] : ['standby', 'assignor', 'warmups', 'seed']).includes(v);
+    for (const o of sel.options) o.hidden = !fits(o.value);
+    if (!fits(sel.value)) sel.value = classic ? 'classic-protocol' : 'standby';
     const key = `${$('cmp-kind').value}|${d.resetCount}|${d.actions.length}|${d.spec.seed}|${d.presetName}`;
     if (key !== this.key || !this.runs) {
       this.key = key;
@@ -469,7 +559,7 @@ const Compare = {
       if (x.r.now > now) x.r.seek(now);
       else if (x.r.now < now) x.r.advance(now - x.r.now);
     }
-    const gs = this.runs.map((x) => x.r.last.snapshot.group);
+    const gs = this.runs.map((x) => { const g = naturallyOrdered(x.r.last.snapshot.group, (x.order ??= {})); return classic ? classicAsTasks(g) : g; });
     // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
     const owners = gs.map((g) => {
       const o = new Map(), cell = new Map();
@@ -487,21 +577,23 @@ const Compare = {
     let ndiff = 0;
     for (const t of new Set([...owners[0].o.keys(), ...owners[1].o.keys()])) {
       const [x, y] = [owners[0].o.get(t), owners[1].o.get(t)];
-      const fx = x ? `${x.a.sort().join(',') || '–'} / ${x.s.sort().join(',') || '–'}` : 'n/a';
-      const fy = y ? `${y.a.sort().join(',') || '–'} / ${y.s.sort().join(',') || '–'}` : 'n/a';
+      const fmt = (o) => (!o ? 'n/a' : classic ? o.a.sort().join(',') || 'nobody' : `${o.a.sort().join(',') || '–'} / ${o.s.sort().join(',') || '–'}`);
+      const fx = fmt(x), fy = fmt(y);
       if (fx !== fy) { ndiff++; rows.push(`<tr class="d"><td>${esc(t)}</td><td>${esc(fx)}</td><td>${esc(fy)}</td></tr>`); }
     }
     const field = (name, f) => { const [a, b] = gs.map(f); return `<tr class="${a !== b ? 'd' : ''}"><th>${name}</th><td>${esc(a)}</td><td>${esc(b)}</td></tr>`; };
     $('cmp-a-title').textContent = `A · ${this.runs[0].label}`;
     $('cmp-b-title').textContent = `B · ${this.runs[1].label}`;
     this.runs.forEach((x, i) => {
-      renderHeader($(i ? 'cmp-b-header' : 'cmp-a-header'), gs[i], `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
+      (classic ? renderClassicHeader : renderHeader)($(i ? 'cmp-b-header' : 'cmp-a-header'), x.r.last.snapshot.group, `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
       this.grids[i].update(gs[i], S.order, diff);
     });
     $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>
-      ${field('state', (g) => g.state)}${field('group epoch', (g) => g.group_epoch)}${field('assignment epoch', (g) => g.assignment_epoch)}
-      ${field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
-      <tr><th colspan="3">${ndiff ? `${ndiff} task${ndiff > 1 ? 's' : ''} placed differently (active processes / standby processes):` : 'every task is placed the same way'}</th></tr>
+      ${field('state', (g) => g.state)}${classic ? '' : field('group epoch', (g) => g.group_epoch) + field('assignment epoch', (g) => g.assignment_epoch)}
+      ${classic ? `${field('generation', (g) => g.classic.generation)}${field('partitions owned by nobody now', (g) => g.classic.owned_by_nobody.length)}
+        <tr class="d"><th>stop-the-world so far</th>${this.runs.map((x) => `<td data-testid="cmp-stw">${(stopTheWorld(x.r.ownership ?? [], now).areaMs / 1000).toFixed(1)} partition·s</td>`).join('')}</tr>`
+        : field('members reconciled', (g) => g.members.filter((m) => m.state === 'STABLE' && m.member_epoch === g.assignment_epoch).length)}
+      <tr><th colspan="3">${ndiff ? `${ndiff} ${classic ? 'partition' : 'task'}${ndiff > 1 ? 's' : ''} placed differently (${classic ? 'owning consumers' : 'active processes / standby processes'}):` : `every ${classic ? 'partition' : 'task'} is placed the same way`}</th></tr>
       ${rows.slice(0, 40).join('')}</table>`;
   },
 };
@@ -554,19 +646,22 @@ function wire() {
   for (const b of document.querySelectorAll('[data-act]')) b.onclick = () => globalAction(b.dataset.act);
   for (const b of document.querySelectorAll('.tabs button')) b.onclick = () => showTab(b.dataset.tab);
   $('cmp-kind').onchange = () => { Compare.key = null; S.needRender = true; };
-  document.addEventListener('click', (e) => { if (!e.target.closest('#menu')) $('menu').hidden = true; });
+  // A click outside the menu closes it; not the click on a ⋯ button, which opens it (in the same
+  // click: closing here would hide the menu that click just opened).
+  document.addEventListener('click', (e) => { if (!e.target.closest('#menu, .menu-btn')) closeMenu(false); });
   window.addEventListener('resize', () => { S.needRender = true; });
   window.addEventListener('hashchange', async () => {
     const pl = location.hash.match(/[#&]pl=([^&]+)/);
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
   });
   document.addEventListener('keydown', (e) => {
-    if (e.target.matches('input:not([type=range]), select, textarea')) return;
+    if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu')) return;
+    if (e.key === ' ' && e.target.closest('.menu-btn')) return; // Space presses the focused ⋯ button
     if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }
     else if (e.key === 'ArrowRight') { e.preventDefault(); stepForward(); }
     else if (e.key === 'ArrowLeft') { e.preventDefault(); stepBack(); }
     else if (e.key === '?') $('help').hidden = !$('help').hidden;
-    else if (e.key === 'Escape') { $('help').hidden = true; $('menu').hidden = true; }
+    else if (e.key === 'Escape') { $('help').hidden = true; closeMenu(); }
     else if (e.key === '+' || e.key === '=') { $('speed').value = Number($('speed').value) + 0.25; showSpeed(); }
     else if (e.key === '-') { $('speed').value = Number($('speed').value) - 0.25; showSpeed(); }
   });

@@ -246,3 +246,332 @@ test('live mode renders the server\'s groups from /api/groups and /api/events', 
     live.close();
   }
 });
+
+// ---- issue 15, "Broken (fix first)" -------------------------------------------------------------
+
+/** Waits until queued single steps and seeks are done and the page has rendered their result. */
+async function settle(page) {
+  await page.waitForFunction(() => { const S = window.explorer.state; return !S.steps?.length && S.pendingSeek == null && !window.explorer.driver.busy && !S.needRender; });
+  await page.waitForTimeout(30);
+}
+const position = (page) => page.evaluate(() => ({ t: window.explorer.driver.now, h: window.explorer.driver.stateHash(), shown: document.querySelector('[data-testid=state-hash]').textContent }));
+
+test('member actions: the ⋯ button opens the menu by mouse click, Enter and touch; it names its member', async () => {
+  const page = await open(base);
+  await page.evaluate(() => window.explorer.seek(8000)); // both members of p1 have joined
+  await settle(page);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length >= 2);
+  const ids = await page.$$eval('[data-testid=member-card]', (cs) => cs.map((c) => c.dataset.member));
+  // Mouse click: the menu opens (and stays open), its first item has the focus.
+  const first = page.locator('[data-testid=member-card] >> nth=0').locator('.menu-btn');
+  await first.click();
+  await page.waitForTimeout(50);
+  assert.equal(await page.isVisible('#menu'), true, 'the menu is open after a click on ⋯');
+  assert.equal(await page.getAttribute('#menu', 'data-member'), ids[0]);
+  assert.equal(await first.getAttribute('aria-expanded'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('role')), 'menuitem');
+  await page.screenshot({ path: `${OUT}10-member-menu-click.png` });
+  // Every ⋯ button's accessible name names its member.
+  for (const id of ids) {
+    const btn = page.getByRole('button', { name: `actions for member ${id}`, exact: false });
+    assert.equal(await btn.count(), 1, `one button named for ${id}`);
+  }
+  // Esc closes it and gives the focus back to the button; a click elsewhere closes it too.
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isVisible('#menu'), false);
+  assert.match(await page.evaluate(() => document.activeElement.className), /menu-btn/);
+  await first.click();
+  await page.click('#group-header');
+  assert.equal(await page.isVisible('#menu'), false, 'a click outside closes the menu');
+  // Keyboard only: focus the second member's ⋯, Enter opens, ↓ moves, Enter acts.
+  const second = page.locator('[data-testid=member-card] >> nth=1').locator('.menu-btn');
+  await second.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(50);
+  assert.equal(await page.isVisible('#menu'), true, 'Enter on ⋯ opens the menu');
+  assert.equal(await page.getAttribute('#menu', 'data-member'), ids[1]);
+  await page.keyboard.press('ArrowDown'); // "Leave the group"
+  await page.keyboard.press('ArrowUp'); // back to "Crash"
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'menu-crash_member');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector(`[data-testid=member-card][data-member="${ids[1]}"].crashed`);
+  assert.equal(await page.isVisible('#menu'), false);
+  await page.close();
+  // Touch: a tap on ⋯ opens the menu.
+  const ctx = await browser.newContext({ viewport: { width: 800, height: 900 }, hasTouch: true, isMobile: true });
+  const phone = await ctx.newPage();
+  phone.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await phone.goto(base);
+  await phone.waitForSelector('body[data-ready=true]');
+  await phone.evaluate(() => window.explorer.seek(8000));
+  await settle(phone);
+  await phone.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length >= 2);
+  await phone.locator('[data-testid=member-card] >> nth=0').locator('.menu-btn').tap();
+  await phone.waitForTimeout(50);
+  assert.equal(await phone.isVisible('#menu'), true, 'a tap on ⋯ opens the menu');
+  await phone.tap('[data-testid=menu-leave_member]');
+  await phone.waitForSelector(`[data-testid=member-card][data-member="${ids[0]}"].left`);
+  await ctx.close();
+  assert.deepEqual(errors, []);
+});
+
+test('single steps are symmetric: N back then N forward return to the same time and state hash', async () => {
+  const page = await open(base);
+  // The scrubber at 45% of the default page (t = 20.25 s).
+  await page.$eval('[data-testid=scrubber]', (el) => { el.value = String(Math.round(0.45 * Number(el.max))); el.dispatchEvent(new Event('input')); });
+  await settle(page);
+  const start = await position(page);
+  assert.ok(start.t > 15000, `scrubbed to ${start.t}`);
+  assert.equal(start.shown, start.h);
+  const back = [];
+  for (let i = 0; i < 3; i++) {
+    await page.keyboard.press('ArrowLeft');
+    await settle(page);
+    back.push(await position(page));
+  }
+  assert.ok(back[0].t < start.t && back[1].t < back[0].t && back[2].t < back[1].t, `each step back goes back: ${back.map((p) => p.t)}`);
+  for (let i = 1; i >= -1; i--) {
+    await page.keyboard.press('ArrowRight');
+    await settle(page);
+    const p = await position(page);
+    const want = i >= 0 ? back[i] : start;
+    assert.deepEqual([p.t, p.h, p.shown], [want.t, want.h, want.h], `forward step ${2 - i} retraces the step back`);
+  }
+  // Forward first, then back.
+  const fwd = [];
+  for (let i = 0; i < 3; i++) { await page.click('[data-testid=step]'); await settle(page); fwd.push(await position(page)); }
+  assert.ok(fwd[0].t > start.t && fwd[2].t > fwd[1].t);
+  for (const want of [fwd[1], fwd[0], start]) {
+    await page.click('[data-testid=step-back]');
+    await settle(page);
+    const p = await position(page);
+    assert.deepEqual([p.t, p.h], [want.t, want.h]);
+  }
+  // Without a trail to retrace (after a seek), forward stops at the very times step back stopped at.
+  await page.evaluate((t) => window.explorer.seek(t), back[2].t);
+  await settle(page);
+  for (const want of [back[1], back[0]]) {
+    await page.keyboard.press('ArrowRight');
+    await settle(page);
+    const p = await position(page);
+    assert.deepEqual([p.t, p.h], [want.t, want.h], 'forward from a stop reaches the next stop');
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('layout: a member card in UNRELEASED_TASKS shows its epoch', async () => {
+  const page = await open(base);
+  // Find a time with a member in UNRELEASED_TASKS (a run of its own in the page), then go there.
+  const t = await page.evaluate(async () => {
+    const { Driver, loadWasm } = await import('./sim-driver.js');
+    const W = await loadWasm(), D = window.explorer.driver;
+    const d = new Driver(W, D.spec, D.actions);
+    try {
+      for (let i = 0; i < 5000 && d.now < 120000; i++) {
+        d.stepNext();
+        if (d.last.snapshot.group.members.some((m) => m.state === 'UNRELEASED_TASKS')) return d.now;
+      }
+      return null;
+    } finally { d.free(); }
+  });
+  assert.ok(t != null, 'the default scenario has a member in UNRELEASED_TASKS');
+  await page.evaluate((tt) => window.explorer.seek(tt), t);
+  await settle(page);
+  const card = page.locator('[data-testid=member-card]', { has: page.locator('[data-testid=member-state]', { hasText: 'UNRELEASED_TASKS' }) }).first();
+  await card.scrollIntoViewIfNeeded();
+  const fit = await card.evaluate((c) => {
+    const box = c.getBoundingClientRect(), row = c.querySelector('.card-state');
+    const inside = [...row.querySelectorAll('*')].every((e) => { const r = e.getBoundingClientRect(); return r.right <= box.right - 4 && r.left >= box.left; });
+    return { inside, clipped: row.scrollWidth > row.clientWidth, text: row.textContent.replace(/\s+/g, ' ').trim() };
+  });
+  assert.match(fit.text, /UNRELEASED_TASKS epoch \d+/);
+  assert.deepEqual([fit.inside, fit.clipped], [true, false], `epoch visible in ${fit.text}`);
+  await card.screenshot({ path: `${OUT}11-card-unreleased.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('layout at 100 members: cards in natural order (p1, p2, … p100), record log rows not cut', async () => {
+  const big = await open(`${base}?members=100&partitions=50`);
+  await big.waitForFunction(() => document.querySelectorAll('[data-testid=member-card]').length === 100);
+  const procs = await big.$$eval('[data-testid=member-card]', (cs) => cs.map((c) => c.dataset.member.replace(/-t\d+-\d+$/, '')));
+  assert.deepEqual(procs, Array.from({ length: 100 }, (_, i) => `p${i + 1}`));
+  await big.evaluate(() => window.explorer.seek(6000));
+  await settle(big);
+  await big.waitForTimeout(300);
+  const cut = await big.$eval('#records', (w) => {
+    const cells = [...w.querySelectorAll('td')].filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent);
+    return { rows: w.querySelectorAll('tr').length, overflow: w.scrollWidth - w.clientWidth, cells };
+  });
+  assert.ok(cut.rows > 50, `${cut.rows} records shown`);
+  assert.deepEqual([cut.overflow <= 1, cut.cells], [true, []], `no cut-off record columns (overflow ${cut.overflow}px)`);
+  await big.locator('#records').screenshot({ path: `${OUT}12-record-log.png` });
+  assert.deepEqual(errors, []);
+});
+// ---- issue 12, "Explorer": classic consumer groups ---------------------------------------------
+
+const DOCS = fileURLToPath(new URL('./docs/', import.meta.url));
+
+/** Steps a run of the page's scenario in the page (a Driver of its own) up to `until` ms and
+ * returns every change of the classic group's state, generation or number of partitions owned
+ * by nobody: [{t, state, generation, gap}]. */
+const classicTimeline = (page, until) => page.evaluate(async (end) => {
+  const { Driver, loadWasm } = await import('./sim-driver.js');
+  const W = await loadWasm(), D = window.explorer.driver;
+  const d = new Driver(W, D.spec, D.actions);
+  const out = [];
+  try {
+    for (let i = 0; i < 20000 && d.now < end; i++) {
+      d.stepNext();
+      const c = d.last.snapshot.group.classic;
+      const last = out[out.length - 1];
+      if (c && (!last || last.state !== c.state || last.generation !== c.generation || last.gap !== c.owned_by_nobody.length)) out.push({ t: d.now, state: c.state, generation: c.generation, gap: c.owned_by_nobody.length });
+    }
+    return out;
+  } finally { d.free(); }
+}, until);
+
+/** Goes to time t in the page and waits for the result to be drawn. */
+async function goTo(page, t) {
+  await page.evaluate((tt) => window.explorer.seek(tt), t);
+  await settle(page);
+  await page.waitForTimeout(150);
+}
+
+/** Clicks the latest message of `api` drawn in the swimlanes; returns the detail panel's text. */
+async function clickMessage(page, api) {
+  await page.$eval('#lanes', (el) => el.scrollIntoView());
+  await page.waitForTimeout(100);
+  const hit = await page.evaluate((a) => {
+    // The newest one not under another request's mark (heartbeats under it do not count: the
+    // click prefers requests).
+    const all = window.explorer.views.lanes.hits.filter((o) => o.m.api !== 'Heartbeat');
+    const h = all.find((q) => q.m.api === a && q.m.fate === 'delivered' && all.every((o) => o.m.api === a || (o.x - q.x) ** 2 + (o.y - q.y) ** 2 > 100));
+    return h && { x: h.x, y: h.y, seq: h.m.seq };
+  }, api);
+  assert.ok(hit, `a delivered ${api} is drawn in the swimlanes`);
+  await page.click('#lanes canvas', { position: { x: hit.x, y: hit.y } });
+  // (Two of the same API can lie on each other: a JoinGroup answered MEMBER_ID_REQUIRED and the next.)
+  await page.waitForFunction((a) => document.querySelector('[data-testid=message-api]')?.textContent.startsWith(`${a} v`), api, { timeout: 5000 });
+  return page.textContent('#detail');
+}
+
+test('classic eager range: a join goes PreparingRebalance → CompletingRebalance → Stable; generations on the chart; JoinGroup and SyncGroup decoded', async () => {
+  const page = await open(`${base}?preset=classic-eager-range`);
+  assert.equal(await page.evaluate(() => window.explorer.driver.spec.group_type), 'classic');
+  const tl = await classicTimeline(page, 40000);
+  // c2 joins at 15 s: the rebalance it starts goes through both phases, in order.
+  const i = tl.findIndex((x) => x.t >= 15000 && x.state === 'PreparingRebalance');
+  assert.ok(i >= 0, `a rebalance after c2 joins: ${JSON.stringify(tl)}`);
+  const j = tl.findIndex((x, k) => k > i && x.state === 'Stable');
+  const phases = tl.slice(i, j + 1).map((x) => x.state).filter((st, k, a) => st !== a[k - 1]);
+  assert.deepEqual(phases, ['PreparingRebalance', 'CompletingRebalance', 'Stable'], JSON.stringify(tl));
+  const stable = tl[j];
+  assert.equal(stable.generation, tl[i].generation + 1, 'the join phase ends with the next generation');
+  // Eager: the consumer revoked everything when it learnt of the rebalance.
+  const prep = tl.slice(i, j).find((x) => x.state === 'PreparingRebalance' && x.gap > 0);
+  assert.ok(prep, `eager: partitions owned by nobody in the join phase: ${JSON.stringify(tl.slice(i, j + 1))}`);
+
+  // In the join phase: the header, the explanation and the stop-the-world band say so.
+  await goTo(page, prep.t);
+  assert.equal(await groupState(page), 'PreparingRebalance');
+  assert.match(await page.textContent('[data-testid=explain]'), /join phase.*Eager.*owned by nobody/s);
+  assert.ok(Number(await page.textContent('[data-testid=owned-by-nobody]')) > 0);
+  // The latest exchanges, told in words: here the rejoin.
+  assert.match(await page.textContent('[data-testid=explain-recent]'), /JoinGroup|REBALANCE_IN_PROGRESS/);
+  await page.screenshot({ path: `${OUT}20-classic-preparing.png` });
+
+  // Stable again: the generation in the header and on the chart.
+  // The rebalance phases on the chart: join (amber) and sync (violet) shaded.
+  assert.ok(await page.$$eval('#chart rect.ph-join', (r) => r.length) >= 1);
+  await goTo(page, stable.t + 2000);
+  assert.equal(await groupState(page), 'Stable');
+  assert.equal(await page.textContent('[data-testid=generation]'), String(stable.generation));
+  assert.equal(await page.getAttribute('#chart', 'data-generation'), String(stable.generation));
+  assert.match(await page.textContent('[data-testid=explain]'), new RegExp(`Stable at generation ${stable.generation}`));
+  assert.equal(await page.$$eval('[data-testid=leader]', (l) => l.length), 1, 'one leader');
+  assert.equal(await page.getAttribute('[data-testid=grid]', 'data-members'), '2');
+  await page.$eval('body', () => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${OUT}21-classic-stable.png`, fullPage: true });
+
+  // JoinGroup and SyncGroup in the swimlanes, with decoded fields and bytes.
+  const join = await clickMessage(page, 'JoinGroup');
+  assert.match(join, /JoinGroup v\d+/);
+  assert.match(join, /"member_id"/);
+  assert.match(join, /ConsumerProtocolSubscription v\d+: topics \[orders\]/, 'the subscription bytes decoded');
+  assert.match(join, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'JoinGroup request bytes');
+  const sync = await clickMessage(page, 'SyncGroup');
+  assert.match(sync, /SyncGroup v\d+/);
+  assert.match(sync, /"generation_id"/);
+  assert.match(sync, /ConsumerProtocolAssignment v\d+: orders \[\d/, 'the assignment bytes decoded');
+  assert.match(sync, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'SyncGroup request bytes');
+  await page.screenshot({ path: `${OUT}22-classic-syncgroup-detail.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+/** Partition-ms owned by nobody between a and b (the page's ownership samples). */
+const gapArea = (page, a, b) => page.evaluate(async ([from, to]) => {
+  const { stopTheWorld } = await import('./classic.js');
+  const own = window.explorer.driver.ownership, before = own.filter((x) => x.at_ms <= from);
+  // The samples from `from` on, the one in force at `from` moved to it.
+  const win = [...(before.length ? [{ ...before[before.length - 1], at_ms: from }] : []), ...own.filter((x) => x.at_ms > from && x.at_ms <= to)];
+  return stopTheWorld(win, to).areaMs;
+}, [a, b]);
+
+test('classic stop-the-world: a slow consumer during a rebalance stops every partition under eager range, few under cooperative-sticky', async () => {
+  const area = {}, band = {};
+  for (const preset of ['classic-eager-range', 'classic-cooperative-sticky']) {
+    const page = await open(`${base}?preset=${preset}`);
+    // c3 joins at 30 s; when the rebalance starts, c1's poll loop stalls 10 s (its member menu), so
+    // c1 rejoins only 10 s later. (Acting forks the run: the preset's later crash is dropped.)
+    const start = (await classicTimeline(page, 40000)).find((x) => x.t >= 30000 && x.state === 'PreparingRebalance').t;
+    await goTo(page, start);
+    const c1 = page.locator('[data-testid=member-card][data-member^="c1-"]').locator('.menu-btn');
+    await c1.click();
+    await page.getByRole('menuitem', { name: /Stall the poll loop 10s/ }).click();
+    await page.waitForFunction(() => window.explorer.driver.actions.some((a) => a.action === 'stall_member'));
+    // In the middle of the rebalance: c1 stalled, the others waiting (eager: without partitions).
+    await goTo(page, start + 5000);
+    assert.equal(await groupState(page), 'PreparingRebalance');
+    await page.mouse.move(5, 700);
+    await page.evaluate(() => { document.querySelector('#toast').hidden = true; window.scrollTo(0, 0); });
+    await page.setViewportSize({ width: 1280, height: 1000 });
+    await page.screenshot({ path: `${OUT}26-${preset}-slow-consumer.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await goTo(page, 48000);
+    band[preset] = Number(await page.getAttribute('[data-testid=stw-band]', 'data-area-ms'));
+    area[preset] = await gapArea(page, start, 48000);
+    assert.equal(await page.isVisible('[data-testid=stw-band] svg'), true);
+    await page.$eval('#chart', (el) => el.scrollIntoView());
+    await page.locator('#chart').locator('..').screenshot({ path: `${OUT}23-stw-${preset}.png` });
+    if (preset === 'classic-eager-range') {
+      await page.$eval('body', () => window.scrollTo(0, 0));
+      await page.screenshot({ path: `${OUT}23-stw-eager-page.png`, fullPage: true });
+      // Side-by-side: the same run (seed, joins, the stall) under both protocols.
+      await page.click('[data-testid=tab-compare]');
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=cmp-stw]').length === 2);
+      const cmp = await page.$$eval('[data-testid=cmp-stw]', (t) => t.map((x) => parseFloat(x.textContent)));
+      assert.ok(cmp[0] > cmp[1], `side-by-side: eager ${cmp[0]} vs cooperative ${cmp[1]} partition·s`);
+      await page.screenshot({ path: `${OUT}24-classic-side-by-side.png`, fullPage: true });
+    }
+    await page.close();
+  }
+  const eager = area['classic-eager-range'], coop = area['classic-cooperative-sticky'];
+  assert.ok(band['classic-eager-range'] > 0 && eager > 0, `eager: ${eager} partition·ms without an owner in the rebalance`);
+  assert.ok(coop * 3 < eager, `cooperative-sticky (${coop}) much smaller than eager (${eager}) in the rebalance`);
+  assert.deepEqual(errors, []);
+});
+
+test('classic static membership: a static member bounces within the session timeout without a rebalance', async () => {
+  const page = await open(`${base}?preset=classic-static-membership`);
+  const bounce = (await page.evaluate(() => window.explorer.driver.actions)).find((a) => a.action === 'static_bounce');
+  assert.ok(bounce, 'the preset bounces a static member');
+  await goTo(page, bounce.at_ms - 500);
+  assert.equal(await groupState(page), 'Stable');
+  const gen = await page.textContent('[data-testid=generation]');
+  await goTo(page, bounce.at_ms + bounce.down_ms + 5000);
+  assert.equal(await groupState(page), 'Stable');
+  assert.equal(await page.textContent('[data-testid=generation]'), gen, 'same generation: no rebalance');
+  assert.match(await page.textContent('[data-testid=explain]'), /static member/);
+  await page.screenshot({ path: `${OUT}25-classic-static.png` });
+  assert.deepEqual(errors, []);
+});

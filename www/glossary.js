@@ -43,6 +43,33 @@ export const GLOSSARY = {
     d: 'A member can ask the whole application to shut down; the coordinator answers every member with SHUTDOWN_APPLICATION until the group is empty.' },
   invariant: { t: 'Invariants', kip: 'Reconciliation (safety)', spec: '§2, §4',
     d: 'Safety properties checked after every step (e.g. an active task owned by at most one member; member epochs never exceed the group epoch). A violation pauses playback.' },
+  // Classic consumer groups: `spec` is the section of docs/classic-protocol.md.
+  'classic-state': { t: 'Classic group state', classic: true, spec: '§C1',
+    d: 'Empty (no members) → PreparingRebalance (join phase: waiting for every member\'s JoinGroup) → CompletingRebalance (sync phase: waiting for the leader\'s assignment in SyncGroup) → Stable. Any join, leave or session timeout starts a new rebalance. Dead: the group is gone.' },
+  generation: { t: 'Generation', classic: true, spec: '§C1, §C2.2',
+    d: 'The classic group\'s epoch: +1 at the end of every join phase. Every SyncGroup, Heartbeat and offset commit carries it; an old one gets ILLEGAL_GENERATION, so a member that missed a rebalance cannot commit for partitions that moved.' },
+  leader: { t: 'Group leader', classic: true, spec: '§C2.3',
+    d: 'One member chosen by the coordinator (the first to join, or kept from before). Its JoinGroup answer lists every member\'s subscription; it runs the assignor on the client and sends the whole assignment in its SyncGroup.' },
+  'classic-assignor': { t: 'Client-side assignor', classic: true, spec: '§C2.5',
+    d: 'partition.assignment.strategy, chosen by the members\' votes (every member must support it). range and roundrobin are eager: every consumer revokes all its partitions before rejoining. cooperative-sticky is cooperative: consumers keep their partitions and only give up those that move, handed out by a second rebalance.' },
+  'stop-the-world': { t: 'Stop-the-world rebalance', classic: true, spec: '§C2.2',
+    d: 'Under the eager protocol every consumer revokes all its partitions when a rebalance starts and gets new ones only after SyncGroup: for the whole rebalance nobody consumes. The red band shows how many partitions had no owner, over time; cooperative rebalancing keeps it small.' },
+  'classic-client-state': { t: 'Consumer state (client side)', classic: true, spec: '§C2, §C3',
+    d: 'unjoined (about to send JoinGroup) → joining (JoinGroup in flight, incl. the MEMBER_ID_REQUIRED round trip) → awaiting_sync (SyncGroup in flight) → stable (has its partitions, heartbeats). revoking: giving up partitions before rejoining. stopped: crashed, left or closed.' },
+  'owned-partitions': { t: 'Owned partitions', classic: true, spec: '§C3.2',
+    d: 'The partitions a consumer consumes: what its last SyncGroup answer assigned it, minus what it revoked since.' },
+  revoked: { t: 'Revoked partitions', classic: true, spec: '§C2.2',
+    d: 'Partitions the consumer gave up in its last rebalance. Eager: all of them, before the JoinGroup. Cooperative: only those assigned elsewhere, which makes the consumer rejoin once more so they can be handed out.' },
+  'classic-requests': { t: 'Classic group requests', classic: true, spec: '§C2-§C4',
+    d: 'JoinGroup (API 11) ■, SyncGroup (14) ◆, Heartbeat (12) ●, LeaveGroup (13) ▬: each exchange is a line from the consumer to the coordinator. Click one for its decoded fields and wire bytes.' },
+  'api-JoinGroup': { t: 'JoinGroup (API key 11)', classic: true, spec: '§C2',
+    d: 'Joins or rejoins the group with the consumer\'s subscription and supported assignors. The coordinator answers when the join phase ends: the new generation, the leader, and for the leader every member\'s subscription. A first join without a member id is answered MEMBER_ID_REQUIRED with the id to use.' },
+  'api-SyncGroup': { t: 'SyncGroup (API key 14)', classic: true, spec: '§C3',
+    d: 'After the join phase: the leader sends every member\'s assignment, followers send none; each gets its own assignment back once the leader\'s has arrived.' },
+  'api-Heartbeat': { t: 'Heartbeat (API key 12)', classic: true, spec: '§C4.1',
+    d: 'Keeps the session alive; REBALANCE_IN_PROGRESS tells the consumer to rejoin, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID that it missed a rebalance or was removed.' },
+  'api-LeaveGroup': { t: 'LeaveGroup (API key 13)', classic: true, spec: '§C4.3',
+    d: 'A dynamic consumer closing: it is removed at once and a rebalance starts, without waiting for the session timeout. Static members do not send it.' },
   'state-hash': { t: 'State hash', kip: '—', spec: 'explorer',
     d: 'Fingerprint of the simulation state. The same scenario, seed and actions give the same hash: a permalink is reproduced when its hash matches.' },
 };
@@ -61,7 +88,7 @@ export function installTooltips(root = document.body) {
     if (!el) { tip.classList.remove('show'); return; }
     const g = GLOSSARY[el.dataset.term];
     if (!g) return;
-    tip.innerHTML = `<b>${g.t}</b><p>${g.d}</p><small>KIP-1071: ${g.kip} · spec ${g.spec}</small>`;
+    tip.innerHTML = `<b>${g.t}</b><p>${g.d}</p><small>${g.classic ? `classic group protocol notes ${g.spec}` : `KIP-1071: ${g.kip} · spec ${g.spec}`}</small>`;
     const r = el.getBoundingClientRect();
     tip.classList.add('show');
     const w = tip.offsetWidth, h = tip.offsetHeight;

@@ -1,8 +1,16 @@
 // Drives one WasmSimulation for the explorer: playback, forward history, time travel, permalinks.
 //
 // The run is fully described by (spec, actions): `actions` holds every TimedAction (preset ones and
-// the user's), also those later than `now` (forward history kept after stepping back). Seeking
-// replays with WasmSimulation.replayTo; playing forward applies each kept action at its time.
+// the user's), also those later than `now` (forward history kept after stepping back). Seeking back
+// replays with WasmSimulation.replayTo; seeking forward and playing apply each kept action at its
+// time.
+//
+// Single steps stop at "stops": the times at which something happened (an event, a heartbeat sent
+// or received by the coordinator, a record, an action), collected from everything the run went
+// through. Step forward goes from one simulation instant to the next until it reaches a stop; step
+// back goes to the latest stop before now. Both see the same stops (the run is deterministic), and
+// a step in one direction right after steps in the other retraces them exactly (the trails), so N
+// steps back then N forward return to the same time and state hash.
 
 let wasm = null;
 
@@ -27,12 +35,27 @@ export class Driver {
     this.maxTime = 0;
     this.cost = { wall: 0.1, sim: 10 }; // decaying sums: wall ms per simulated ms while playing
     this.sim = null;
-    this.seek(0);
+    this.stops = []; // sorted, unique
+    this.phases = []; // group state changes {at_ms, state}, in time order (kept across replays)
+    this.clearTrails();
+    this.replay(0);
+  }
+
+  /** Goes to time t (ms): forward by playing on, back by replaying from the start. */
+  seek(t) {
+    this.clearTrails();
+    return this.goTo(t);
+  }
+
+  goTo(t) {
+    t = Math.max(0, Math.round(t));
+    // Forward: played through, so the stops on the way are seen (a replay only gives the state).
+    if (this.sim && t >= this.now) return this.advance(t - this.now);
+    return this.replay(t);
   }
 
   /** Replays the run to time t (ms); resets the JS-side logs. */
-  seek(t) {
-    t = Math.max(0, Math.round(t));
+  replay(t) {
     const done = this.actions.filter((a) => a.at_ms <= t);
     const sim = this.W.replayTo(this.spec, done, t);
     this.sim?.free();
@@ -40,6 +63,7 @@ export class Driver {
     this.applied = done.length;
     this.messages = [];
     this.records = [];
+    this.ownership = [];
     this.resetCount = (this.resetCount ?? 0) + 1;
     this.pull(0, []);
     return this.last;
@@ -56,8 +80,18 @@ export class Driver {
     for (let i = m.length - 1; i >= 0 && i >= m.length - 1000; i--) if (m[i].fate === 'in_flight') since = m[i].seq;
     const recSince = this.records.length ? this.records[this.records.length - 1].seq + 1 : 0;
     const f = this.sim.frame(ms, since, recSince);
-    mergeLogs(this, f);
+    if (this.spec.group_type === 'classic') {
+      // Partitions owned by nobody over time (the stop-the-world band): the samples from the
+      // last known time on (several can share one millisecond), replacing those of that time.
+      const o = this.ownership;
+      f.ownershipSince = o.length ? o[o.length - 1].at_ms : 0;
+      f.ownership = this.sim.ownershipHistory(f.ownershipSince);
+    }
     f.events = events.concat(f.events);
+    mergeLogs(this, f);
+    for (const e of f.events) this.addStop(e.at_ms);
+    for (const x of f.messages) { this.addStop(x.sent_ms); if (x.received_ms >= 0) this.addStop(x.received_ms); }
+    for (const r of f.records) this.addStop(r.at_ms);
     f.newRecords = f.records;
     this.last = f;
     this.maxTime = Math.max(this.maxTime, f.snapshot.now_ms);
@@ -112,6 +146,9 @@ export class Driver {
   act(action) {
     const dropped = this.actions.length - this.applied;
     const events = this.sim.apply(action); // throws a JS Error when rejected: nothing recorded then
+    this.clearTrails();
+    this.stops.length = upperBound(this.stops, this.now); // later stops belonged to the old timeline
+    while (this.phases.length && this.phases[this.phases.length - 1].at_ms > this.now) this.phases.pop();
     this.actions.splice(this.applied);
     this.actions.push({ at_ms: this.now, ...action });
     this.applied = this.actions.length;
@@ -120,38 +157,56 @@ export class Driver {
     return dropped;
   }
 
-  /** Time of the next thing that will happen (heartbeat, timer, in-flight message, kept action). */
+  /** Time of the next instant the simulation processes something (event, timer, kept action);
+   * one second on when nothing is scheduled. */
   nextEventTime() {
-    const now = this.now, g = this.last.snapshot.group;
-    let t = Infinity;
-    const consider = (x) => { if (x != null && x > now && x < t) t = x; };
-    for (const mb of g.members) {
-      consider(mb.next_heartbeat_ms); consider(mb.session_deadline_ms); consider(mb.rebalance_deadline_ms);
-    }
-    consider(g.initial_rebalance_deadline_ms);
-    const lat = Math.max(1, this.spec.latency_ms?.[0] ?? 1);
-    for (let i = this.messages.length - 1; i >= 0 && i > this.messages.length - 300; i--) {
-      const m = this.messages[i];
-      if (m.fate === 'in_flight') consider(now + lat); // arrival time unknown: creep forward
-      else consider(m.received_ms);
-    }
-    if (this.applied < this.actions.length) consider(this.actions[this.applied].at_ms);
-    return t === Infinity ? now + 1000 : t;
+    const now = this.now;
+    let t = this.sim.nextEventTime() ?? Infinity;
+    if (this.applied < this.actions.length) t = Math.min(t, this.actions[this.applied].at_ms);
+    return t === Infinity ? now + 1000 : Math.max(t, now + 1);
   }
 
-  /** Time of the latest thing that happened before now (for step back). */
-  prevEventTime() { return prevEventTime(this); }
+  addStop(t) {
+    const s = this.stops;
+    if (!s.length || t > s[s.length - 1]) { s.push(t); return; }
+    const i = lowerBound(s, t);
+    if (s[i] !== t) s.splice(i, 0, t);
+  }
 
-  /** Steps to the next scheduled thing, skipping empty steps (up to 200) so one press shows a
-   * change. Returns the frames (the last one has the current snapshot). */
+  isStop(t) { const i = lowerBound(this.stops, t); return this.stops[i] === t; }
+
+  /** The latest stop before now (0 when none): where step back goes. */
+  prevStop() { const i = lowerBound(this.stops, this.now); return i > 0 ? this.stops[i - 1] : 0; }
+
+  /** Forgets the steps to retrace (after playing, seeking or acting). */
+  clearTrails() { this.trail = { back: [], fwd: [] }; }
+
+  /** One step forward: back to where the last step back came from, else instant by instant to
+   * the next stop (up to 200 instants). Returns the frames (the last one has the current snapshot). */
   stepNext() {
-    const frames = [];
-    for (let i = 0; i < 200; i++) {
-      const f = this.advance(this.nextEventTime() - this.now);
-      frames.push(f);
-      if (f.events.length || f.newRecords.length) break;
+    const from = this.now, frames = [], redo = this.trail.back[this.trail.back.length - 1];
+    if (redo && redo.to === from) {
+      this.trail.back.pop();
+      frames.push(this.advance(redo.from - from));
+    } else {
+      for (let i = 0; i < 200; i++) {
+        frames.push(this.advance(this.nextEventTime() - this.now));
+        if (this.isStop(this.now)) break;
+      }
     }
+    this.trail.fwd.push({ from, to: this.now });
     return frames;
+  }
+
+  /** One step back: to where the last step forward came from, else to the latest stop before now.
+   * Replays the run (resets the JS-side logs). */
+  stepBack() {
+    const from = this.now, undo = this.trail.fwd[this.trail.fwd.length - 1];
+    let t;
+    if (undo && undo.to === from) { this.trail.fwd.pop(); t = undo.from; } else t = this.prevStop();
+    this.goTo(t);
+    this.trail.back.push({ from, to: this.now });
+    return this.last;
   }
 
   free() { this.sim?.free(); this.sim = null; }
@@ -184,6 +239,18 @@ function mergeLogs(d, f) {
     if (m.length > MSG_CAP) m.splice(0, m.length - MSG_CAP);
   }
   for (const r of f.records) d.records.push(r);
+  // Group state changes (the rebalance phases on the chart); a replay sees them again.
+  for (const e of f.events ?? []) {
+    if (e.kind !== 'state_change') continue;
+    const p = (d.phases ??= []), last = p[p.length - 1];
+    if (last && (last.at_ms > e.at_ms || (last.at_ms === e.at_ms && last.state === e.to))) continue;
+    p.push({ at_ms: e.at_ms, state: e.to });
+  }
+  if (f.ownership) {
+    const o = (d.ownership ??= []);
+    while (o.length && o[o.length - 1].at_ms >= f.ownershipSince) o.pop();
+    for (const x of f.ownership) o.push(x);
+  }
 }
 
 function traceOf(d) {
@@ -191,16 +258,18 @@ function traceOf(d) {
     actions: d.actions, t: d.now, h: d.stateHash() };
 }
 
-function prevEventTime(d) {
-  const now = d.now;
-  let t = 0;
-  const consider = (x) => { if (x != null && x < now && x > t) t = x; };
-  for (let i = d.messages.length - 1; i >= 0 && i > d.messages.length - 400; i--) {
-    consider(d.messages[i].sent_ms); consider(d.messages[i].received_ms);
-  }
-  for (let i = d.records.length - 1; i >= 0 && i > d.records.length - 50; i--) consider(d.records[i].at_ms);
-  for (const a of d.actions) consider(a.at_ms);
-  return t;
+/** First index of a sorted array whose value is >= x. */
+function lowerBound(a, x) {
+  let lo = 0, hi = a.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (a[mid] < x) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/** First index of a sorted array whose value is > x. */
+function upperBound(a, x) {
+  let lo = 0, hi = a.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (a[mid] <= x) lo = mid + 1; else hi = mid; }
+  return lo;
 }
 
 // ---- the run in a Web Worker ---------------------------------------------------------------------
@@ -241,7 +310,7 @@ export class RemoteDriver {
     const local = new Driver(W, spec, actions, presetName);
     this.spec = local.spec; this.presetName = presetName; this.actions = local.actions;
     this.applied = local.applied; this.maxTime = local.maxTime; this.resetCount = local.resetCount;
-    this.messages = local.messages; this.records = local.records; this.last = local.last;
+    this.messages = local.messages; this.records = local.records; this.ownership = local.ownership; this.phases = local.phases; this.last = local.last;
     local.free();
     this.sid = ++sidSeq; this.pending = 0; this.workerMs = 0;
     this.call('open', { spec: this.spec, actions: this.actions, presetName });
@@ -250,7 +319,6 @@ export class RemoteDriver {
   get busy() { return this.pending > 0; }
   get now() { return this.last.snapshot.now_ms; }
   stateHash() { return this.last.snapshot.state_hash; }
-  prevEventTime() { return prevEventTime(this); }
   trace() { return traceOf(this); }
 
   call(op, args = {}) {
@@ -264,7 +332,7 @@ export class RemoteDriver {
 
   apply(r) {
     if (!r) return;
-    if (r.full) { this.messages = r.full.messages; this.records = r.full.records; this.last = r.full.last; }
+    if (r.full) { this.messages = r.full.messages; this.records = r.full.records; this.ownership = r.full.ownership; this.phases = r.full.phases; this.last = r.full.last; }
     for (const f of r.frames ?? []) {
       mergeLogs(this, f);
       if (f.snapshot) this.last = f;
@@ -279,7 +347,10 @@ export class RemoteDriver {
   advance(ms, budgetMs = Infinity) { return this.call('advance', { ms, budgetMs }).then((r) => r.frames); }
   /** A user action now; resolves to {dropped, frames}, rejects with the simulation's message. */
   act(action) { return this.call('act', { action }).then((r) => ({ dropped: r.dropped, frames: r.frames })); }
+  /** One step forward (Driver.stepNext); resolves to the frames. */
   stepNext() { return this.call('stepNext').then((r) => r.frames); }
+  /** One step back (Driver.stepBack, a replay: the mirror's logs are replaced). */
+  stepBack() { return this.call('stepBack').then(() => this.last); }
   /** The full entry of heartbeat `seq` (the mirror's entries leave out bodies and bytes). */
   message(seq) { return this.call('message', { seq }).then((r) => r.message); }
   /** The scrubber's range reaches at least t (a permalink's later actions). */

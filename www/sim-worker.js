@@ -12,7 +12,7 @@ const drivers = new Map();
 const light = ({ request, response, request_hex, response_hex, ...rest }) => rest;
 const lightFrame = (f) => ({ ...f, messages: f.messages.map(light) });
 const meta = (d) => ({ actions: d.actions, applied: d.applied, maxTime: d.maxTime, resetCount: d.resetCount });
-const full = (d) => ({ full: { messages: d.messages.map(light), records: d.records, last: lightFrame(d.last) }, ...meta(d) });
+const full = (d) => ({ full: { messages: d.messages.map(light), records: d.records, ownership: d.ownership, phases: d.phases, last: lightFrame(d.last) }, ...meta(d) });
 
 function run(sid, op, args) {
   if (op === 'open') {
@@ -27,7 +27,8 @@ function run(sid, op, args) {
   switch (op) {
     case 'seek': d.seek(args.t); return full(d);
     case 'raiseMaxTime': d.maxTime = Math.max(d.maxTime, args.t); return meta(d);
-    case 'advance': return { frames: [lightFrame(d.advance(args.ms, args.budgetMs ?? Infinity))], ...meta(d) };
+    case 'advance': d.clearTrails(); return { frames: [lightFrame(d.advance(args.ms, args.budgetMs ?? Infinity))], ...meta(d) };
+    case 'stepBack': d.stepBack(); return full(d);
     case 'act': { const dropped = d.act(args.action); return { dropped, frames: [lightFrame(d.last)], ...meta(d) }; }
     case 'message': return { message: d.message(args.seq) };
     case 'stepNext': {

@@ -1,9 +1,34 @@
 // Rendering components shared by the simulation view, the side-by-side view and live mode.
 // Each component keeps its DOM and only touches what changed.
+import { API_INFO, bytesReplacer } from './classic.js';
 
 export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id ?? '');
 export const fmtT = (ms) => (ms == null ? '–' : ms < 60000 ? `${(ms / 1000).toFixed(ms % 1000 ? 2 : 0)}s` : `${Math.floor(ms / 60000)}m${((ms % 60000) / 1000).toFixed(1).padStart(4, '0')}s`);
+
+/** Natural order of names: digit runs compare as numbers (p2 before p10 before p100). */
+export function naturalCompare(a, b) {
+  const x = String(a).match(/\d+|\D+/g) ?? [], y = String(b).match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] === y[i]) continue;
+    const nx = /^\d/.test(x[i]), ny = /^\d/.test(y[i]);
+    if (nx && ny) { const d = Number(x[i]) - Number(y[i]); if (d) return d; return x[i].length - y[i].length; }
+    return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+/** The group with its members in natural order of process then member id (the snapshot lists
+ * them by id as strings: p1, p10, p100, p11); the same object while the order stays. */
+export function naturallyOrdered(g, cache = {}) {
+  const ids = g.members.map((m) => m.member_id).join('\n');
+  if (cache.ids !== ids) {
+    cache.ids = ids;
+    cache.perm = g.members.map((m, i) => i).sort((i, j) => naturalCompare(g.members[i].process_id, g.members[j].process_id) || naturalCompare(g.members[i].member_id, g.members[j].member_id));
+  }
+  if (cache.perm.every((p, i) => p === i)) return g;
+  return { ...g, members: cache.perm.map((i) => g.members[i]) };
+}
 
 const PALETTE = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#65a30d', '#c026d3', '#0d9488', '#ea580c', '#4f46e5'];
 const colorCache = new Map();
@@ -52,14 +77,30 @@ export function renderHeader(el, g, extra = '') {
 
 export class EpochChart {
   constructor(el, { onResize } = {}) {
-    this.el = el; this.width = 0; this.reset();
+    this.el = el; this.width = 0; this.onResize = onResize; this.reset();
     watchSize(el, (r) => { if (r.width !== this.width) { this.width = r.width; onResize?.(); } });
   }
-  reset() { this.group = []; this.assign = []; this.members = new Map(); this.dirty = true; this.maxE = 1; this.minE = 0; }
+  reset() { this.group = []; this.assign = []; this.members = new Map(); this.present = new Set(); this.classic = false; this.dirty = true; this.maxE = 1; this.minE = 0; }
+  /** Classic groups: display names of coordinator member ids (Map id -> name), for the legend
+   * and the colours (the records name members by the coordinator's ids). */
+  setNames(names) { this.names = names; }
   ingest(records) {
     for (const r of records) {
       const rec = r.record, t = r.at_ms;
-      if (rec.type === 'GroupMetadata' && rec.value) this.pushPt(this.group, t, rec.value.epoch);
+      if (rec.type === 'ClassicGroupMetadata') {
+        // A classic group's generation, and each member in it at that generation (§C7).
+        this.classic = true;
+        const v = rec.value, gen = v ? v.generation : null;
+        if (gen != null && (!this.group.length || this.group[this.group.length - 1][1] !== gen)) this.pushPt(this.group, t, gen);
+        const now = new Set((v?.members ?? []).map((m) => m.member_id));
+        for (const id of now) {
+          if (!this.members.has(id)) this.members.set(id, []);
+          const pts = this.members.get(id);
+          if (!pts.length || pts[pts.length - 1][1] !== gen) this.pushPt(pts, t, gen);
+        }
+        for (const id of this.present) if (!now.has(id)) this.pushPt(this.members.get(id), t, null);
+        this.present = now;
+      } else if (rec.type === 'GroupMetadata' && rec.value) this.pushPt(this.group, t, rec.value.epoch);
       else if (rec.type === 'TargetAssignmentMetadata' && rec.value) this.pushPt(this.assign, t, rec.value.assignment_epoch);
       else if (rec.type === 'CurrentMemberAssignment') {
         if (!this.members.has(rec.member_id)) this.members.set(rec.member_id, []);
@@ -72,10 +113,20 @@ export class EpochChart {
     if (v != null) { this.maxE = Math.max(this.maxE, v); this.minE = Math.min(this.minE, v); }
     arr.push([t, v]);
   }
-  render(now, order) {
+  /** `phases` (classic groups): the group's state changes [{at_ms, state}], drawn as shaded
+   * rebalance phases behind the lines. */
+  render(now, order, phases) {
     const w = Math.max(300, this.width || 800), h = 160, L = 34, R = 8, T = 26, B = 20;
     const real = performance.now();
-    if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < (this.members.size > 20 ? 500 : 150))) return;
+    const nph = phases?.length ?? 0;
+    if (nph !== this._nph) { this._nph = nph; this.dirty = true; }
+    const wait = this.members.size > 20 ? 500 : 150;
+    if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < wait)) {
+      // Skipped to save work while playing: ask for a render once the wait is over, so the chart
+      // catches up with the last time shown (after a pause no other render may come).
+      if (now !== this._now && !this._later) this._later = setTimeout(() => { this._later = 0; this.onResize?.(); }, wait);
+      return;
+    }
     this._w = w; this._now = now; this._at = real; this.dirty = false;
     const tmax = Math.max(now, 1000);
     const x = (t) => L + ((w - L - R) * t) / tmax;
@@ -98,13 +149,31 @@ export class EpochChart {
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
     const n = this.members.size, spread = Math.min(6, (h - T - B) / ymax / 3);
-    const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(id, order)}"><title>member ${esc(id)}</title></path>`).join('');
-    this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${ticksY.join('')}${ticksX.join('')}
+    const name = (id) => this.names?.get(id) ?? id;
+    const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(name(id), order)}"><title>member ${esc(name(id))}</title></path>`).join('');
+    const legend = this.classic
+      ? `<g class="legend" transform="translate(${L},2)"><rect width="470" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
+      <line x1="130" x2="146" y1="8" y2="8" class="m" stroke="#888"/><text x="150" y="12">members</text>
+      <rect x="212" y="3" width="14" height="10" class="ph-join"/><text x="230" y="12">join phase</text><rect x="302" y="3" width="14" height="10" class="ph-sync"/><text x="320" y="12">sync phase (leader assigns)</text></g>`
+      : `<g class="legend" transform="translate(${L},2)"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
+      <line x1="100" x2="116" y1="8" y2="8" class="ae"/><text x="120" y="12">assignment</text><line x1="186" x2="202" y1="8" y2="8" class="m" stroke="#888"/><text x="206" y="12">members</text></g>`;
+    // Rebalance phases of a classic group: join phase (PreparingRebalance) and sync phase
+    // (CompletingRebalance) shaded from their start to the next state change.
+    let shade = '';
+    if (this.classic && phases) {
+      for (let i = 0; i < phases.length && phases[i].at_ms <= now; i++) {
+        const p = phases[i], cls = p.state === 'PreparingRebalance' ? 'ph-join' : p.state === 'CompletingRebalance' ? 'ph-sync' : null;
+        if (!cls) continue;
+        const end = Math.min(now, phases[i + 1]?.at_ms ?? now), x0 = x(p.at_ms);
+        shade += `<rect x="${x0.toFixed(1)}" y="${T}" width="${Math.max(1.5, x(end) - x0).toFixed(1)}" height="${h - T - B}" class="${cls}"><title>${p.state} ${fmtT(p.at_ms)}–${fmtT(end)}</title></rect>`;
+      }
+    }
+    this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${shade}${ticksY.join('')}${ticksX.join('')}
       ${memberPaths}
       <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
-      <path d="${path(this.group)}" class="ge"><title>group epoch</title></path>
-      <g class="legend" transform="translate(${L},2)"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
-      <line x1="100" x2="116" y1="8" y2="8" class="ae"/><text x="120" y="12">assignment</text><line x1="186" x2="202" y1="8" y2="8" class="m" stroke="#888"/><text x="206" y="12">members</text></g></svg>`;
+      <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>
+      ${legend}</svg>`;
+    this.el.dataset.generation = this.classic && this.group.length ? String(this.group[this.group.length - 1][1]) : '';
   }
 }
 
@@ -141,11 +210,16 @@ export class MemberCards {
       el.addEventListener('click', (e) => { if (e.target.closest('.menu-btn')) this.menu(e); });
     }
   }
+  /** Opens the member's action menu: at the pointer (right-click), or under its ⋯ button (click,
+   * Enter or Space: keyboard and touch users get the same menu). */
   menu(e) {
     const card = e.target.closest('.card');
     if (!card) return;
     e.preventDefault();
-    this.onMenu(card.dataset.member, e.clientX, e.clientY);
+    const btn = card.querySelector('.menu-btn');
+    if (e.type === 'contextmenu' || !btn) { this.onMenu(card.dataset.member, e.clientX, e.clientY, btn); return; }
+    const r = btn.getBoundingClientRect();
+    this.onMenu(card.dataset.member, r.left, r.bottom + 2, btn);
   }
   update(g, now, order) {
     this.now = now;
@@ -169,7 +243,8 @@ export class MemberCards {
       c._m = m;
       const color = memberColor(m.member_id, order);
       // Everything fill() shows (not the deadlines, which only move the arc).
-      const key = `${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
+      const cl = m.classic;
+      const key = `${cl ? `${cl.client_state}|${cl.generation}|${cl.is_leader}|${cl.known_to_coordinator}|${cl.owned_partitions}|${cl.revoked_partitions}|${cl.stalled_until_ms}|${cl.assignor}` : ''}|${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
       if (c._key !== key) {
         c._key = key; c._order = order;
         // New cards: the first ones now (they are the ones in view at first), the rest later.
@@ -209,6 +284,7 @@ export class MemberCards {
     if (c._label !== label) { c._label = label; c._arcLabel.textContent = label; }
   }
   fill(c, m, g, order) {
+    if (m.classic) { this.fillClassic(c, m, order); return; }
     const pend = new Set(m.pending_revocation);
     const chips = (list, role) => list.map((t) => `<span class="chip ${role}${pend.has(t) ? ' pending' : ''}">${esc(t)}</span>`).join('');
     const tgtA = new Set(m.target_active), curA = new Set(m.active);
@@ -224,7 +300,7 @@ export class MemberCards {
           <text x="17" y="21" text-anchor="middle" class="arc-label"></text></svg>
         <div class="who"><b title="${esc(m.member_id)}">${esc(short(m.member_id))}</b> ${status}
           <div class="sub">${esc(m.process_id)}${m.rack ? ` · rack ${esc(m.rack)}` : ''}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}</div></div>
-        ${this.onMenu ? '<button class="menu-btn" title="actions (or right-click)">⋯</button>' : ''}
+        ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
       </div>
       <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" data-testid="member-state">${esc(st)}</span>
         <span data-term="member-epoch">epoch <b>${m.member_epoch ?? '–'}</b></span>${m.previous_member_epoch != null ? `<small> (prev ${m.previous_member_epoch})</small>` : ''}</div>
@@ -238,6 +314,35 @@ export class MemberCards {
       ${plus.length || minus.length ? `<div class="todo" data-term="reconciliation">to target: ${plus.length ? `<span class="plus">+${plus.length}</span>` : ''} ${minus.length ? `<span class="minus">−${minus.length}</span>` : ''}</div>` : ''}`;
   }
 }
+
+/** A classic consumer's card: its client state, generation, leader mark, owned and just revoked
+ * partitions. */
+MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
+  const k = m.classic, st = k.client_state;
+  const status = m.client_status && m.client_status !== 'alive' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
+  const revoked = new Set(k.revoked_partitions);
+  c.className = `card classic-card ${st === 'stopped' ? 'gone' : ''} ${m.client_status ?? ''} ${st === 'revoking' ? 'has-pending' : ''}`;
+  c.style.setProperty('--mc', memberColor(m.member_id, order));
+  const chips = (list, cls) => list.map((p) => `<span class="chip ${cls}">${esc(p)}</span>`).join('');
+  c.innerHTML = `
+    <div class="card-top">
+      <svg class="session" width="34" height="34" data-term="session"${m.session_deadline_ms == null ? ' style="display:none"' : ''}><circle cx="17" cy="17" r="${ARC_R}" class="arc-bg"/>
+        <circle cx="17" cy="17" r="${ARC_R}" class="arc" stroke-dasharray="${ARC_C.toFixed(2)}" transform="rotate(-90 17 17)"/>
+        <text x="17" y="21" text-anchor="middle" class="arc-label"></text></svg>
+      <div class="who"><b title="${esc(m.member_id)}${k.coordinator_member_id ? ` · coordinator id ${esc(k.coordinator_member_id)}` : ''}">${esc(short(m.member_id))}</b> ${k.is_leader ? '<span class="leader" data-term="leader" data-testid="leader">leader</span>' : ''} ${status}
+        <div class="sub">${esc(m.process_id)}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}${k.known_to_coordinator ? '' : ' · <i>unknown to the coordinator</i>'}</div></div>
+      ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
+    </div>
+    <div class="card-state"><span class="mstate c-${esc(st)}" data-term="classic-client-state" data-testid="member-state">${esc(st)}</span>
+      <span data-term="generation">gen <b>${k.generation}</b></span></div>
+    <div class="roles">
+      ${k.owned_partitions.length ? `<div><span class="rl" data-term="owned-partitions">P</span>${chips(k.owned_partitions, 'active')}</div>` : '<div class="none">owns no partition</div>'}
+      ${revoked.size && st !== 'stable' && st !== 'revoking' ? `<div class="pend"><span class="rl" data-term="revoked">R</span>${chips(k.revoked_partitions, 'revoked')}</div>` : ''}
+    </div>
+    ${st === 'revoking' ? `<div class="todo" data-term="revoked">revoking: gives up ${k.protocol === 'cooperative' ? 'the partitions that move' : 'all its partitions'} before it rejoins</div>` : ''}
+    ${revoked.size && st === 'stable' ? `<div class="todo" data-term="revoked">last rebalance: revoked ${revoked.size}, got ${k.owned_partitions.filter((p) => revoked.has(p)).length} of them back</div>` : ''}
+    ${k.stalled_until_ms != null ? `<div class="todo">poll loop stalled until ${fmtT(k.stalled_until_ms)}</div>` : ''}`;
+};
 
 // ---- task × member grid (canvas: 100 members × 100 tasks would be 10 000 table cells) -----------
 //
@@ -297,6 +402,8 @@ export class AssignmentGrid {
     const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
     const tasks = this.sortedTasks(g);
     const ids = members.map((m) => m.member_id);
+    const corner = g.group_type === 'classic' ? 'partition \\ consumer' : 'task \\ member';
+    if (corner !== this.corner) { this.corner = corner; this.tasks = []; } // reshaped below
     const diffKey = diff ? [...diff].sort().join(',') : '';
     const newTasks = tasks !== this.tasks;
     if (newTasks || !sameList(ids, this.members)) this.reshape(tasks, ids);
@@ -327,13 +434,22 @@ export class AssignmentGrid {
     this.fresh.fill(0);
     let mismatch = 0;
     for (let c = 0; c < C; c++) mismatch += this.cols[c].mismatch;
-    const text = `${R} tasks × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
+    const text = g.group_type === 'classic'
+      ? `${R} partitions × ${C} consumers · ${R - this.ownedRows(C)} owned by nobody`
+      : `${R} tasks × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
     if (this.summary.textContent !== text) {
       this.summary.textContent = text;
       this.summary.dataset.mismatch = mismatch;
       this.canvas.setAttribute('aria-label', `assignment grid: ${text}`);
     }
     if (this.dirty) this.draw();
+  }
+
+  /** How many rows (partitions) have a current role in some column. */
+  ownedRows(C) {
+    let n = 0;
+    for (let r = 0; r < this.tasks.length; r++) for (let c = 0; c < C; c++) if (this.cur[r * C + c]) { n++; break; }
+    return n;
   }
 
   /** allTasks(g), the same array as last time when the set of tasks did not change. */
@@ -368,7 +484,7 @@ export class AssignmentGrid {
     c2.font = `600 ${GRID.font}`;
     const width = (text) => { let w = TEXT_W.get(text); if (w == null) TEXT_W.set(text, (w = c2.measureText(text).width)); return w; };
     const colW = ids.map((id) => Math.max(GRID.cw, Math.ceil(width(short(id))) + 2 * GRID.pad));
-    this.rowHead = Math.ceil(Math.max(width('task \\ member'), ...tasks.map(width))) + 2 * GRID.pad;
+    this.rowHead = Math.ceil(Math.max(width(this.corner), ...tasks.map(width))) + 2 * GRID.pad;
     // A column that stays keeps its change key: only new members are computed again.
     this.cols = ids.map((id, c) => ({ id, w: colW[c], x: 0, key: null, mismatch: 0, color: null, pid: null, ...(sameTasks ? pick(keep.get(id)) : {}) }));
     let x = GRID.gap + this.rowHead + GRID.gap;
@@ -453,7 +569,7 @@ export class AssignmentGrid {
     for (let r = r0; r < r1; r++) c.fillText(this.tasks[r], gap + this.rowHead - GRID.pad, top + r * (ch + gap) - sy + ch / 2 + 1);
     c.restore();
     c.textAlign = 'right'; c.fillStyle = '#5b6270';
-    c.fillText('task \\ member', gap + this.rowHead - GRID.pad, gap + (head - 3) / 2 + 1);
+    c.fillText(this.corner, gap + this.rowHead - GRID.pad, gap + (head - 3) / 2 + 1);
     c.textAlign = 'left';
     // Keep flashing cells animating (also when paused).
     if (flashing && !this.anim) this.anim = requestAnimationFrame(() => { this.anim = 0; this.draw(); });
@@ -553,9 +669,10 @@ export function allTasks(g) {
 function sortTasks(s) {
   return [...s].map((t) => [t, ...splitTask(t)]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : a[2] - b[2])).map((x) => x[0]);
 }
+/** `subtopology_partition` (tasks) or `topic-partition` (classic partitions) -> [name, number]. */
 function splitTask(t) {
-  const i = t.lastIndexOf('_');
-  return [t.slice(0, i), Number(t.slice(i + 1))];
+  const m = /^(.*)[_-](\d+)$/.exec(t);
+  return m ? [m[1], Number(m[2])] : [t, 0];
 }
 
 // ---- heartbeat swimlanes (canvas: hundreds of heartbeats per frame stay cheap) ------------------
@@ -577,10 +694,13 @@ export class Swimlanes {
     this.canvas.addEventListener('click', (e) => {
       const r = this.canvas.getBoundingClientRect();
       const px = e.clientX - r.left, py = e.clientY - r.top;
-      let best = null, bd = 64;
+      // The nearest mark; a JoinGroup / SyncGroup / LeaveGroup wins over a heartbeat under it.
+      let best = null, bd = Infinity;
       for (const h of this.hits) {
-        const d = (h.x - px) ** 2 + (h.y - py) ** 2;
-        if (d < bd) { bd = d; best = h.m; }
+        const d = (h.x - px) ** 2 + (h.y - py) ** 2, b = isBig(h.m.api);
+        if (d > (b ? 100 : 64)) continue;
+        const score = b ? d - 60 : d;
+        if (score < bd) { bd = score; best = h.m; }
       }
       if (best) { this.selected = best.seq; this._key = null; this.onSelect?.(best); }
     });
@@ -589,7 +709,7 @@ export class Swimlanes {
       const px = e.clientX - r.left, py = e.clientY - r.top;
       const h = this.hits.find((q) => (q.x - px) ** 2 + (q.y - py) ** 2 < 49);
       this.canvas.style.cursor = h ? 'pointer' : 'default';
-      this.canvas.title = h ? `#${h.m.seq} ${h.m.member_id} sent ${fmtT(h.m.sent_ms)} ${h.m.fate}${h.m.error ? ' ' + h.m.error : ''}` : '';
+      this.canvas.title = h ? `#${h.m.seq} ${h.m.api ?? ''} ${h.m.member_id} sent ${fmtT(h.m.sent_ms)} ${h.m.fate}${h.m.error ? ' ' + h.m.error : ''}` : '';
     });
   }
   update(messages, records, g, now, windowMs, order) {
@@ -631,9 +751,10 @@ export class Swimlanes {
     this.hits = [];
     // One path per kind for the lines and one for the dots (hundreds of heartbeats, a few draw calls).
     const KINDS = ['ok', 'err', 'fly', 'lost'], COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
-    const lines = {}, dots = {};
-    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); }
-    let sel = null;
+    // Heartbeats first, the JoinGroup / SyncGroup / LeaveGroup marks over them (`big`).
+    const lines = {}, dots = {}, big = {};
+    for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); big[k] = new Path2D(); }
+    let sel = null, selApi = null;
     const y0 = laneY(0);
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
@@ -644,18 +765,20 @@ export class Swimlanes {
       const yy = laneY(l), cls = m.fate === 'in_flight' ? 'fly' : m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
       const x1 = x(m.sent_ms), x2 = x(rcv);
       lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
-      if (m.seq === this.selected) sel = { x1, yy, cls };
-      else { dots[cls].moveTo(x1 + 4.5, yy); dots[cls].arc(x1, yy, 4.5, 0, 2 * Math.PI); }
+      if (m.seq === this.selected) { sel = { x1, yy, cls }; selApi = m.api; }
+      else shape(isBig(m.api) ? big[cls] : dots[cls], m.api, x1, yy, 1);
       this.hits.push({ x: x1, y: yy - top, m }); // canvas coordinates
     }
     c.globalAlpha = 0.5;
     for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
     c.globalAlpha = 1;
     c.setLineDash([]);
-    for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(dots[k]); }
-    c.fillStyle = '#fff'; c.fill(dots.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(dots.lost); c.lineWidth = 1;
+    for (const marks of [dots, big]) {
+      for (const k of ['ok', 'err', 'fly']) { c.fillStyle = COL[k]; c.fill(marks[k]); }
+      c.fillStyle = '#fff'; c.fill(marks.lost); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(marks.lost); c.lineWidth = 1;
+    }
     if (sel) {
-      c.beginPath(); c.arc(sel.x1, sel.yy, 7, 0, 2 * Math.PI);
+      c.beginPath(); shape(c, selApi, sel.x1, sel.yy, 1.5);
       if (sel.cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(); } else { c.fillStyle = COL[sel.cls]; c.fill(); }
       c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1;
     }
@@ -667,6 +790,20 @@ export class Swimlanes {
     c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
     c.textAlign = 'left';
     if (this.el.dataset.count !== String(this.hits.length)) this.el.dataset.count = this.hits.length;
+  }
+}
+
+const isBig = (api) => api === 'JoinGroup' || api === 'SyncGroup' || api === 'LeaveGroup';
+
+/** A message's mark in the swimlanes, by API: a dot for heartbeats, a square for JoinGroup, a
+ * diamond for SyncGroup, a bar for LeaveGroup (a path or a context; `k` scales it). */
+export function shape(p, api, x, y, k) {
+  switch (api) {
+    case 'JoinGroup': { const r = 4.5 * k; p.moveTo(x - r, y - r); p.lineTo(x + r, y - r); p.lineTo(x + r, y + r); p.lineTo(x - r, y + r); p.closePath(); break; }
+    case 'SyncGroup': { const r = 6 * k; p.moveTo(x, y - r); p.lineTo(x + r, y); p.lineTo(x, y + r); p.lineTo(x - r, y); p.closePath(); break; }
+    case 'LeaveGroup': { const a = 6 * k, b = 2 * k; p.moveTo(x - a, y - b); p.lineTo(x + a, y - b); p.lineTo(x + a, y + b); p.lineTo(x - a, y + b); p.closePath(); break; }
+    case 'Heartbeat': { const r = 3.5 * k; p.moveTo(x + r, y); p.arc(x, y, r, 0, 2 * Math.PI); break; }
+    default: { const r = 4.5 * k; p.moveTo(x + r, y); p.arc(x, y, r, 0, 2 * Math.PI); }
   }
 }
 
@@ -685,11 +822,14 @@ export function hexDump(hex) {
 }
 
 export function renderMessageDetail(el, m) {
-  if (!m) { el.innerHTML = '<p class="hint">Click a heartbeat in the swimlanes (or a record) to see its decoded fields and bytes.</p>'; return; }
-  el.innerHTML = `<h4 data-term="heartbeat">StreamsGroupHeartbeat v${m.api_version} · #${m.seq}</h4>
+  if (!m) { el.innerHTML = '<p class="hint">Click a message in the swimlanes (or a record) to see its decoded fields and bytes.</p>'; return; }
+  const api = m.api || 'StreamsGroupHeartbeat', info = API_INFO[api];
+  el.innerHTML = `<h4 data-term="${api === 'StreamsGroupHeartbeat' ? 'heartbeat' : `api-${esc(api)}`}" data-testid="message-api">${esc(api)} v${m.api_version} · #${m.seq}</h4>
+    ${info && api !== 'StreamsGroupHeartbeat' ? `<p class="api-info">${esc(info)}</p>` : ''}
     <p>${esc(m.member_id)} · sent ${fmtT(m.sent_ms)} · ${m.received_ms >= 0 ? `received ${fmtT(m.received_ms)}` : 'in flight'} · <b class="fate-${esc(m.fate)}">${esc(m.fate)}</b>${m.error ? ` · <b class="err">${esc(m.error)}</b>` : ''}</p>
-    <div class="two"><div><h5>request</h5><pre>${esc(JSON.stringify(m.request, null, 1))}</pre></div>
-    <div><h5>response</h5><pre>${esc(JSON.stringify(m.response, null, 1))}</pre></div></div>
+    ${info && api !== 'StreamsGroupHeartbeat' && /JoinGroup|SyncGroup/.test(api) ? '<p class="api-info">The coordinator never reads the metadata and assignment bytes: they are the clients\' own consumer protocol, decoded here for you (§C2.5, §C3.2).</p>' : ''}
+    <div class="two"><div><h5>request</h5><pre data-testid="message-request">${esc(JSON.stringify(m.request, bytesReplacer, 1))}</pre></div>
+    <div><h5>response</h5><pre data-testid="message-response">${esc(JSON.stringify(m.response, bytesReplacer, 1))}</pre></div></div>
     <h5>request bytes (${(m.request_hex?.length ?? 0) / 2} B, body without header)</h5><pre class="hex">${esc(hexDump(m.request_hex))}</pre>
     <h5>response bytes (${(m.response_hex?.length ?? 0) / 2} B)</h5><pre class="hex">${esc(hexDump(m.response_hex))}</pre>`;
 }
@@ -721,7 +861,7 @@ export class RecordLog {
       const tr = document.createElement('tr');
       tr.dataset.seq = r.seq;
       tr.className = `rt-${r.record.type}${r.record.value == null ? ' tomb' : ''}`;
-      tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary)}</td><td class="cause">${esc(r.cause)}</td>`;
+      tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary).replace('(', '<wbr>(')}</td><td class="cause">${esc(r.cause)}</td>`;
       this.rows.set(r.seq, r);
       frag.prepend(tr);
     }

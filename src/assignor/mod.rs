@@ -3,6 +3,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+pub mod client;
 pub mod consumer;
 pub(crate) mod java_compat;
 mod kafka_sticky;

@@ -48,7 +48,8 @@ pub struct ScenarioSpec {
     pub group_id: String,
     /// Existing topics: name -> partition count.
     pub topics: BTreeMap<String, i32>,
-    /// The topology every member joins with.
+    /// The streams topology (ignored, and may be omitted, for classic groups).
+    #[serde(default)]
     pub topology: Topology,
     /// The processes, each with its members.
     pub processes: Vec<ProcessSpec>,
@@ -61,6 +62,57 @@ pub struct ScenarioSpec {
     /// The coordinator creates missing internal topics automatically (as a broker does).
     #[serde(default = "yes")]
     pub auto_create_internal_topics: bool,
+    /// Which protocol the simulated members speak: `streams` (default; `topology` applies) or
+    /// `classic` (consumers of a classic group; `classic` applies, `topology` is ignored). Each
+    /// process's `threads` are then its consumers, `static_members` gives them
+    /// `group.instance.id` `<process_id>-<thread>`.
+    #[serde(default)]
+    pub group_type: GroupType,
+    /// Settings of the simulated classic consumers (used when `group_type` is `classic`).
+    #[serde(default)]
+    pub classic: ClassicSpec,
+}
+
+/// The kind of group a simulation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupType {
+    /// Kafka Streams members (KIP-1071, StreamsGroupHeartbeat).
+    #[default]
+    Streams,
+    /// Classic consumers (JoinGroup / SyncGroup / Heartbeat / LeaveGroup).
+    Classic,
+}
+
+/// The consumer configs of every simulated classic consumer (Kafka's consumer config names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClassicSpec {
+    /// `partition.assignment.strategy`: client-side assignors by preference, among `range`,
+    /// `roundrobin`, `sticky`, `cooperative-sticky`. The rebalance protocol follows Kafka's
+    /// rule: `cooperative` when every listed assignor supports it (only `cooperative-sticky`
+    /// does), else `eager`. Default `["range"]`.
+    pub assignors: Vec<String>,
+    /// Topics every consumer subscribes to; empty = every topic in `topics`.
+    pub subscription: Vec<String>,
+    /// `session.timeout.ms`, default 45000.
+    pub session_timeout_ms: i32,
+    /// `heartbeat.interval.ms`, default 3000.
+    pub heartbeat_interval_ms: i32,
+    /// `max.poll.interval.ms` (the JoinGroup rebalance timeout), default 300000.
+    pub max_poll_interval_ms: i32,
+}
+
+impl Default for ClassicSpec {
+    fn default() -> Self {
+        ClassicSpec {
+            assignors: vec!["range".to_string()],
+            subscription: Vec::new(),
+            session_timeout_ms: 45_000,
+            heartbeat_interval_ms: 3_000,
+            max_poll_interval_ms: 300_000,
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -153,6 +205,16 @@ pub enum Action {
         /// The member.
         member: String,
     },
+    /// Classic consumers only: the member's poll loop stalls for `ms` (a slow record handler).
+    /// Its heartbeat thread keeps heartbeating, but it sends no JoinGroup / SyncGroup until the
+    /// stall ends; a stall longer than `max.poll.interval.ms` during a rebalance gets it removed
+    /// by the rebalance timeout, and it rejoins as a new member afterwards.
+    StallMember {
+        /// The member.
+        member: String,
+        /// How long the poll loop stalls.
+        ms: i64,
+    },
     /// Every heartbeat leg (request or response) is lost with this probability (0-100 %,
     /// drawn from the seeded RNG) until set back to 0.
     SetMessageLoss {
@@ -177,10 +239,11 @@ struct RawAction {
     replicas: Option<i32>,
     name: Option<String>,
     percent: Option<u32>,
+    ms: Option<i64>,
 }
 
 /// The snake_case names of [`Action`]'s variants, in declaration order.
-const ACTION_NAMES: [&str; 16] = [
+const ACTION_NAMES: [&str; 17] = [
     "add_member",
     "add_process",
     "crash_member",
@@ -196,6 +259,7 @@ const ACTION_NAMES: [&str; 16] = [
     "set_standby_replicas",
     "set_assignor",
     "restart_member",
+    "stall_member",
     "set_message_loss",
 ];
 
@@ -247,6 +311,10 @@ impl TryFrom<RawAction> for Action {
                 name: need(r.name, "name")?,
             },
             "restart_member" => Action::RestartMember { member: member()? },
+            "stall_member" => Action::StallMember {
+                member: member()?,
+                ms: need(r.ms, "ms")?,
+            },
             "set_message_loss" => Action::SetMessageLoss {
                 percent: need(r.percent, "percent")?,
             },
@@ -335,6 +403,76 @@ pub struct MemberView {
     pub rebalance_deadline_ms: Option<i64>,
     /// When the client sends its next heartbeat.
     pub next_heartbeat_ms: Option<i64>,
+    /// Classic groups only (`None` for streams members): the consumer's side. For a classic
+    /// member the task lists above are empty, `state` is `None` and `member_epoch` is the
+    /// generation the coordinator has for the group when it knows the member.
+    #[serde(default)]
+    pub classic: Option<ClassicMemberView>,
+}
+
+/// A classic consumer as the explorer shows it. `MemberView::member_id` is the simulation's name
+/// of the consumer (`<process>-t<thread>-<incarnation>`); the coordinator's member id is here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicMemberView {
+    /// The member id the coordinator gave (`""` until the first JoinGroup answer).
+    pub coordinator_member_id: String,
+    /// Client side: `unjoined` (about to send JoinGroup), `joining` (JoinGroup in flight,
+    /// including the MEMBER_ID_REQUIRED round trip), `awaiting_sync` (SyncGroup in flight),
+    /// `stable` (has its assignment, heartbeats), `revoking` (giving up partitions before
+    /// rejoining: all of them under eager, the revoked ones under cooperative), `stopped`
+    /// (crashed, left or stopped).
+    pub client_state: String,
+    /// The generation the consumer last joined (-1 before the first).
+    pub generation: i32,
+    /// The coordinator knows this member in the current group.
+    pub known_to_coordinator: bool,
+    /// The coordinator's leader is this member (it runs the assignor).
+    pub is_leader: bool,
+    /// Partitions the consumer owns (consumes), `topic-partition`, sorted.
+    pub owned_partitions: Vec<String>,
+    /// Partitions revoked in the consumer's last rebalance, sorted (cooperative: they trigger
+    /// the follow-up rebalance).
+    pub revoked_partitions: Vec<String>,
+    /// `eager` or `cooperative`.
+    pub protocol: String,
+    /// The assignor the group selected (JoinGroup's protocol name), once joined.
+    pub assignor: Option<String>,
+    /// The poll loop is stalled until this time (see `Action::StallMember`).
+    pub stalled_until_ms: Option<i64>,
+}
+
+/// A classic group as the explorer shows it (the coordinator's soft state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicGroupView {
+    /// `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Stable` or `Dead` (no group).
+    pub state: String,
+    /// The group's generation.
+    pub generation: i32,
+    /// The protocol type (`consumer`), once a member joined.
+    pub protocol_type: Option<String>,
+    /// The selected assignor.
+    pub protocol_name: Option<String>,
+    /// The leader's simulation name (`MemberView::member_id`), if it has one.
+    pub leader: Option<String>,
+    /// Every subscribed partition, `topic-partition`, sorted.
+    pub partitions: Vec<String>,
+    /// Subscribed partitions no running consumer owns right now (the stop-the-world gap).
+    pub owned_by_nobody: Vec<String>,
+    /// Deadline of the join phase (PreparingRebalance) or of the sync phase
+    /// (CompletingRebalance), when armed.
+    pub rebalance_deadline_ms: Option<i64>,
+}
+
+/// How many partitions nobody owned from `at_ms` on (one sample per change): the
+/// stop-the-world chart of classic groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnershipSample {
+    /// Simulated time of the change.
+    pub at_ms: i64,
+    /// Subscribed partitions.
+    pub partitions: u32,
+    /// Subscribed partitions no running consumer owns.
+    pub owned_by_nobody: u32,
 }
 
 /// The group as the explorer shows it.
@@ -366,6 +504,13 @@ pub struct GroupView {
     pub statuses: Vec<String>,
     /// When the initial rebalance delay ends, if it is running.
     pub initial_rebalance_deadline_ms: Option<i64>,
+    /// `streams` or `classic`.
+    #[serde(default)]
+    pub group_type: GroupType,
+    /// Classic groups only. For them `state` is the classic state and `group_epoch` the
+    /// generation; the streams-only fields are empty.
+    #[serde(default)]
+    pub classic: Option<ClassicGroupView>,
 }
 
 /// A full snapshot at the current time.
@@ -383,7 +528,7 @@ pub struct SimSnapshot {
     pub steps: u64,
 }
 
-/// One heartbeat exchange (or one lost heartbeat).
+/// One request/response exchange (or one lost message).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageLogEntry {
     /// Sequence number of the exchange.
@@ -394,7 +539,11 @@ pub struct MessageLogEntry {
     pub received_ms: i64,
     /// The member.
     pub member_id: String,
-    /// `StreamsGroupHeartbeat` (api key 88); the request version used.
+    /// `StreamsGroupHeartbeat` (api key 88), or for classic groups `JoinGroup` (11, v9),
+    /// `SyncGroup` (14, v5), `Heartbeat` (12, v4), `LeaveGroup` (13, v5).
+    #[serde(default)]
+    pub api: String,
+    /// The request version used.
     pub api_version: i16,
     /// The request as JSON.
     pub request: serde_json::Value,
@@ -436,7 +585,8 @@ pub struct InvariantResult {
     pub detail: String,
 }
 
-/// Something that happened during a step, for the timeline and swimlanes.
+/// Something that happened during a step, for the timeline and swimlanes. `Heartbeat` stands for
+/// any message exchange (its `seq` names the [`MessageLogEntry`], which has the api).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -530,6 +680,10 @@ mod tests {
                 name: "sticky".into(),
             },
             Action::RestartMember { member: m() },
+            Action::StallMember {
+                member: m(),
+                ms: 9000,
+            },
             Action::SetMessageLoss { percent: 30 },
         ]
     }

@@ -24,6 +24,10 @@ use super::wire;
 use super::{SimError, invariants};
 use crate::util::sort;
 
+mod classic;
+
+use classic::{ClassicEv, ClassicWorld};
+
 /// How many message log entries are kept.
 pub const MESSAGE_LOG_CAPACITY: usize = 5000;
 
@@ -70,6 +74,8 @@ enum Ev {
     CreateTopics {
         topics: Vec<(String, i32)>,
     },
+    /// Classic consumers' events.
+    Classic(ClassicEv),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +107,8 @@ pub struct Simulation {
     pending_creations: BTreeSet<String>,
     processes: BTreeMap<String, SimProcess>,
     members: BTreeMap<String, SimMember>,
+    /// Classic consumers (classic groups only).
+    classic: ClassicWorld,
     queue: BTreeMap<(i64, u64), Ev>,
     queue_seq: u64,
     msg_log: Vec<MessageLogEntry>,
@@ -115,6 +123,8 @@ pub struct Simulation {
     last_state: String,
     failing: BTreeMap<String, String>,
     unexpected_errors: Vec<String>,
+    /// Classic groups: partitions owned by nobody, one sample per change.
+    ownership: Vec<OwnershipSample>,
     out: Vec<SimEvent>,
 }
 
@@ -139,6 +149,7 @@ impl Simulation {
                 spec.latency_ms
             )));
         }
+        Simulation::validate_classic(&spec)?;
         let mut seen = BTreeSet::new();
         for p in &spec.processes {
             if !seen.insert(p.process_id.clone()) {
@@ -173,6 +184,7 @@ impl Simulation {
             pending_creations: BTreeSet::new(),
             processes: BTreeMap::new(),
             members: BTreeMap::new(),
+            classic: ClassicWorld::default(),
             queue: BTreeMap::new(),
             queue_seq: 0,
             msg_log: Vec::new(),
@@ -185,6 +197,7 @@ impl Simulation {
             last_state: "Dead".to_string(),
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
+            ownership: Vec::new(),
             out: Vec::new(),
             spec,
         };
@@ -257,6 +270,18 @@ impl Simulation {
         std::mem::take(&mut self.out)
     }
 
+    /// Time of the next thing the simulation will process (a queued event or a coordinator
+    /// timer), or `None` when nothing is scheduled: the explorer steps from one such instant to
+    /// the next, so step forward and step back stop at the same times.
+    pub fn next_event_ms(&self) -> Option<i64> {
+        let event = self.queue.keys().next().map(|k| k.0);
+        let timer = self.coord.next_timer().map(|(d, _)| d.0);
+        match (event, timer) {
+            (Some(e), Some(t)) => Some(e.min(t)),
+            (e, t) => e.or(t),
+        }
+    }
+
     /// Advance to absolute time `t` (no-op if in the past).
     pub fn step_to(&mut self, t: i64) -> Vec<SimEvent> {
         self.step(t - self.now)
@@ -294,6 +319,12 @@ impl Simulation {
     /// Every record the coordinator wrote, with its cause.
     pub fn record_log(&self) -> &[RecordLogEntry] {
         &self.record_log
+    }
+
+    /// Classic groups: how many subscribed partitions no running consumer owned, one sample per
+    /// change, in time order (empty for streams groups).
+    pub fn ownership_history(&self) -> &[OwnershipSample] {
+        &self.ownership
     }
 
     /// Heartbeat errors no scenario should produce (e.g. `INVALID_REQUEST`), with member and time.
@@ -337,6 +368,7 @@ impl Simulation {
                 m.next_hb_ms
             ));
         }
+        self.classic.hash_into(&mut s);
         s.push_str(&format!(
             "|q={}|msgs={}|recs={}",
             self.queue.len(),
@@ -411,7 +443,7 @@ impl Simulation {
 
     /// Current member id of a thread alias `<process>-t<i>` or a member id.
     pub fn resolve_member(&self, name: &str) -> Option<String> {
-        if self.members.contains_key(name) {
+        if self.members.contains_key(name) || self.classic.consumers.contains_key(name) {
             return Some(name.to_string());
         }
         let (p, t) = name.rsplit_once("-t")?;
@@ -486,6 +518,9 @@ impl Simulation {
     }
 
     pub(crate) fn describe_state(&self) -> String {
+        if self.is_classic() {
+            return self.classic_state();
+        }
         let req = StreamsGroupDescribeRequest {
             group_ids: vec![self.spec.group_id.clone()],
             ..Default::default()
@@ -534,7 +569,12 @@ impl Simulation {
     }
 
     fn after_event(&mut self) {
-        let state = self.view.state().to_string();
+        let state = if self.is_classic() {
+            self.sample_ownership();
+            self.classic_state()
+        } else {
+            self.view.state().to_string()
+        };
         if state != self.last_state {
             self.out.push(SimEvent::StateChange {
                 at_ms: self.now,
@@ -569,6 +609,7 @@ impl Simulation {
         for o in outcomes {
             self.absorb(o.records, o.timers, o.topics_to_create, &name);
         }
+        self.drain_completed();
     }
 
     /// Take in what a coordinator operation produced.
@@ -686,6 +727,7 @@ impl Simulation {
             Ev::Rejoin { process_id, thread } => {
                 self.new_incarnation(&process_id, thread);
             }
+            Ev::Classic(e) => self.handle_classic(e),
             Ev::RollingRestart { member } => {
                 let Some(m) = self.members.get(&member) else {
                     return;
@@ -785,6 +827,7 @@ impl Simulation {
             sent_ms: self.now,
             received_ms: -1,
             member_id: member.to_string(),
+            api: "StreamsGroupHeartbeat".to_string(),
             api_version: wire::HEARTBEAT_VERSION,
             request: serde_json::to_value(&req).unwrap_or(serde_json::Value::Null),
             response: None,
@@ -1101,6 +1144,10 @@ impl Simulation {
 
     /// A (new) member for thread `thread` of a process; joins right away.
     fn new_incarnation(&mut self, process_id: &str, thread: u32) {
+        if self.is_classic() {
+            self.new_classic_incarnation(process_id, thread);
+            return;
+        }
         let hb = self.config.for_group(&self.spec.group_id);
         let Some(p) = self.processes.get_mut(process_id) else {
             return;
@@ -1152,6 +1199,9 @@ impl Simulation {
     }
 
     fn apply_inner(&mut self, action: Action) -> Result<(), SimError> {
+        if self.is_classic() && self.apply_classic(&action)? {
+            return Ok(());
+        }
         match action {
             Action::AddMember { process_id } => {
                 let p = self
@@ -1262,6 +1312,9 @@ impl Simulation {
                 }
                 self.topics.insert(topic, partitions);
                 self.set_metadata();
+                if self.is_classic() {
+                    self.classic_metadata_changed();
+                }
             }
             Action::CreateTopic { topic, partitions } => {
                 if self.topics.contains_key(&topic) {
@@ -1274,6 +1327,9 @@ impl Simulation {
                 }
                 self.topics.insert(topic, partitions);
                 self.set_metadata();
+                if self.is_classic() {
+                    self.classic_metadata_changed();
+                }
             }
             Action::RequestShutdown { member } => {
                 let (id, m) = self.member_mut(&member)?;
@@ -1302,6 +1358,11 @@ impl Simulation {
                 self.config.assignors.retain(|a| *a != name);
                 self.config.assignors.insert(0, name);
                 self.push_config();
+            }
+            Action::StallMember { .. } => {
+                return Err(SimError::InvalidAction(
+                    "stall_member applies to classic consumers only".to_string(),
+                ));
             }
             Action::RestartMember { member } => {
                 let (_, m) = self.member_mut(&member)?;
@@ -1357,6 +1418,7 @@ impl Simulation {
         let timers = c.on_loaded(Millis(self.now));
         self.coord = c;
         self.coord_incarnation += 1;
+        self.classic.coordinator_restarted();
         self.replay_checked_records = None;
         self.timers.clear();
         self.apply_timer_changes(timers);

@@ -29,6 +29,16 @@ pub const REPLAY_EQUALS_LIVE: &str = "replay-equals-live";
 /// what clients run and in the target assignment.
 pub const STANDBY_NOT_WITH_ACTIVE: &str = "standby-not-with-active";
 
+/// Classic groups: among the consumers of the group's current generation (running, known to
+/// the coordinator, generation equal to the group's), no partition has two owners — what the
+/// assignor hands out after a SyncGroup never overlaps, and cooperative consumers give up a
+/// partition before anyone else gets it.
+pub const CLASSIC_PARTITION_SINGLE_OWNER: &str = "classic-partition-single-owner";
+/// Classic groups: no consumer joins a lower generation than one it joined before, the
+/// generations in the group's records never go down, and the live generation is never below
+/// the last one written.
+pub const CLASSIC_GENERATION_MONOTONIC: &str = "classic-generation-monotonic";
+
 /// Every invariant name, in display order.
 pub const ALL: &[&str] = &[
     ACTIVE_TASK_SINGLE_OWNER,
@@ -53,8 +63,61 @@ fn result(name: &str, problems: Vec<String>, ok_detail: String) -> InvariantResu
     }
 }
 
+/// The cheap invariants of a classic group (everything but replay-equals-live).
+fn check_classic(sim: &Simulation) -> Vec<InvariantResult> {
+    let group_id = &sim.spec().group_id;
+    let g = sim.coordinator().classic_group(group_id);
+    let mut owners: BTreeMap<&(String, i32), &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    if let Some(g) = g {
+        for c in sim.consumers().filter(|c| {
+            c.is_alive() && c.generation == g.generation && g.members.contains_key(&c.member_id)
+        }) {
+            for tp in &c.owned {
+                if let Some(other) = owners.insert(tp, &c.name) {
+                    problems.push(format!(
+                        "{}-{} owned by {other} and {} in generation {}",
+                        tp.0, tp.1, c.name, g.generation
+                    ));
+                }
+            }
+        }
+    }
+    let mut out = vec![result(
+        CLASSIC_PARTITION_SINGLE_OWNER,
+        problems,
+        format!(
+            "{} partitions owned in generation {}, one owner each",
+            owners.len(),
+            g.map_or(-1, |g| g.generation)
+        ),
+    )];
+    let view = sim.view();
+    let mut problems: Vec<String> = view.epoch_regressions.clone();
+    for c in sim.consumers() {
+        problems.extend(c.generation_regressions.iter().cloned());
+    }
+    if let Some(g) = g
+        && g.generation < view.classic_generation
+    {
+        problems.push(format!(
+            "live generation {} below the last written {}",
+            g.generation, view.classic_generation
+        ));
+    }
+    out.push(result(
+        CLASSIC_GENERATION_MONOTONIC,
+        problems,
+        format!("generation {}", g.map_or(-1, |g| g.generation)),
+    ));
+    out
+}
+
 /// The cheap invariants (everything but replay-equals-live).
 pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
+    if sim.spec().group_type == super::api::GroupType::Classic {
+        return check_classic(sim);
+    }
     let view = sim.view();
     let mut out = Vec::with_capacity(ALL.len());
 

@@ -1,4 +1,5 @@
-//! Deterministic simulation of Kafka Streams members against the coordinator.
+//! Deterministic simulation of Kafka Streams members or classic consumers against the
+//! coordinator.
 //!
 //! [`Simulation`] drives simulated Kafka Streams members (one per stream thread) against a real
 //! [`crate::coordinator::Coordinator`] on simulated time, with a seeded network (latency, lost
@@ -36,8 +37,41 @@
 //!
 //! Random runs for tests and the CLI: [`run_seed`] / [`run_seeds`] (on [`random_scenario`]);
 //! explorer presets: [`presets()`].
+//!
+//! # Classic consumer groups
+//!
+//! With [`ScenarioSpec::group_type`] = [`GroupType::Classic`] the members are classic consumers
+//! (each process's `threads`), configured by [`ScenarioSpec::classic`] ([`ClassicSpec`]:
+//! `partition.assignment.strategy`, subscription, session / heartbeat / max-poll intervals);
+//! `static_members` gives them `group.instance.id` `<process_id>-<thread>`. They behave as the
+//! Java consumer's `ConsumerCoordinator`: JoinGroup v9 (with the MEMBER_ID_REQUIRED round trip),
+//! the leader runs the client-side assignor (`crate::assignor::client`) over the members'
+//! subscriptions, SyncGroup v5, Heartbeat v4 every `heartbeat.interval.ms`, rejoin on
+//! REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID, LeaveGroup v5 on close
+//! (dynamic members only, as Kafka). Eager assignors revoke every partition before rejoining;
+//! `cooperative-sticky` keeps what it owns and rejoins once more when partitions were revoked.
+//! Every message goes through the wire codec as real bytes.
+//!
+//! The explorer contract for classic groups (stable; see `src/wasm/types.d.ts`):
+//! * spec: [`ScenarioSpec::group_type`], [`ScenarioSpec::classic`]; action
+//!   [`Action::StallMember`] (classic only);
+//! * presets `classic-eager-range`, `classic-cooperative-sticky`, `classic-static-membership`;
+//! * view: [`GroupView::group_type`] and [`GroupView::classic`] ([`ClassicGroupView`]: state,
+//!   generation, protocol, leader, partitions, partitions owned by nobody now),
+//!   [`MemberView::classic`] ([`ClassicMemberView`]: client state `unjoined` / `joining` /
+//!   `awaiting_sync` / `stable` / `revoking` / `stopped`, generation, leader flag, owned and
+//!   revoked partitions, protocol, selected assignor);
+//! * [`Simulation::ownership_history`] ([`OwnershipSample`]): partitions owned by nobody over
+//!   time, the stop-the-world chart; [`MessageLogEntry::api`] names each message's API.
+//!
+//! Classic invariants: `classic-partition-single-owner` (after a SyncGroup no partition is owned
+//! by two consumers of the same generation), `classic-generation-monotonic` (per member and
+//! group), and `replay-equals-live` as for streams.
 
 mod api;
+mod classic_client;
+#[cfg(test)]
+mod classic_tests;
 mod client;
 mod config;
 mod engine;
@@ -53,7 +87,8 @@ pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
 pub use random::{
-    SeedFailure, SeedReport, random_scenario, repro_command, run_seed, run_seeds, run_seeds_with,
+    SeedFailure, SeedReport, random_classic_scenario, random_scenario, repro_classic_command,
+    repro_command, run_classic_seed, run_seed, run_seeds, run_seeds_with,
 };
 
 /// Why a simulation could not be built or an action not applied.

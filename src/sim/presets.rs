@@ -87,6 +87,8 @@ fn spec(
             .collect(),
         latency_ms: (2, 30),
         auto_create_internal_topics: true,
+        group_type: GroupType::Streams,
+        classic: ClassicSpec::default(),
     }
 }
 
@@ -94,8 +96,130 @@ fn at(at_ms: i64, action: Action) -> TimedAction {
     TimedAction { at_ms, action }
 }
 
-/// The explorer's preset scenarios.
+/// A classic consumer group over `topics` with the given assignors.
+fn classic(
+    name: &str,
+    description: &str,
+    seed: u64,
+    topics: &[(&str, i32)],
+    assignors: &[&str],
+    processes: Vec<ProcessSpec>,
+) -> ScenarioSpec {
+    let mut s = spec(
+        name,
+        description,
+        seed,
+        topics,
+        Topology::default(),
+        processes,
+        &[],
+    );
+    s.group_id = "consumers".to_string();
+    s.group_type = GroupType::Classic;
+    s.classic = ClassicSpec {
+        assignors: assignors.iter().map(|a| a.to_string()).collect(),
+        max_poll_interval_ms: 30_000,
+        ..ClassicSpec::default()
+    };
+    s
+}
+
+fn join(at_ms: i64, id: &str, static_members: bool) -> TimedAction {
+    at(
+        at_ms,
+        Action::AddProcess {
+            process: process(id, 1, static_members, None),
+        },
+    )
+}
+
+/// The classic presets: the same joins and a crash under eager `range` and under
+/// `cooperative-sticky`, and static members bouncing.
+fn classic_presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
+    let churn = || {
+        vec![
+            join(15_000, "c2", false),
+            join(30_000, "c3", false),
+            at(
+                50_000,
+                Action::CrashMember {
+                    member: "c2-t0".to_string(),
+                },
+            ),
+        ]
+    };
+    vec![
+        (
+            classic(
+                "classic-eager-range",
+                "Classic consumers with the eager `range` assignor: c2 and c3 join, then c2 \
+                 crashes. Every rebalance revokes every partition of every consumer before the \
+                 JoinGroup: the stop-the-world gap shows as partitions owned by nobody.",
+                11,
+                &[("orders", 6)],
+                &["range"],
+                vec![process("c1", 1, false, None)],
+            ),
+            churn(),
+        ),
+        (
+            classic(
+                "classic-cooperative-sticky",
+                "The same joins and crash with `cooperative-sticky`: consumers keep what they \
+                 own through the rebalance, give up only the partitions that move, and a second \
+                 rebalance hands those out. Few partitions are ever owned by nobody.",
+                12,
+                &[("orders", 6)],
+                &["cooperative-sticky"],
+                vec![process("c1", 1, false, None)],
+            ),
+            churn(),
+        ),
+        (
+            classic(
+                "classic-static-membership",
+                "Three static consumers (group.instance.id) with `range`. c1 restarts within the \
+                 session timeout: no rebalance, it gets its partitions back under a new member \
+                 id. c2 stalls beyond max.poll.interval.ms during a rebalance and is removed.",
+                13,
+                &[("orders", 6)],
+                &["range"],
+                vec![
+                    process("c1", 1, true, None),
+                    process("c2", 1, true, None),
+                    process("c3", 1, true, None),
+                ],
+            ),
+            vec![
+                at(
+                    20_000,
+                    Action::StaticBounce {
+                        member: "c1-t0".to_string(),
+                        down_ms: 10_000,
+                    },
+                ),
+                at(
+                    45_000,
+                    Action::StallMember {
+                        member: "c2-t0".to_string(),
+                        ms: 40_000,
+                    },
+                ),
+                join(46_000, "c4", true),
+            ],
+        ),
+    ]
+}
+
+/// The explorer's preset scenarios: streams presets, then the classic ones
+/// (`classic-eager-range`, `classic-cooperative-sticky`, `classic-static-membership`).
 pub fn presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
+    let mut all = streams_presets();
+    all.extend(classic_presets());
+    all
+}
+
+fn streams_presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
     vec![
         (
             spec(

@@ -186,6 +186,8 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         configs,
         latency_ms: (lo, hi),
         auto_create_internal_topics: true,
+        group_type: GroupType::Streams,
+        classic: ClassicSpec::default(),
     }
 }
 
@@ -193,6 +195,16 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
 /// member stuck revoking within its rebalance timeout, a fresh group waits for the initial
 /// rebalance delay; 20 heartbeat intervals cover the rejoins and the reconciliation rounds.
 pub fn liveness_bound_ms(sim: &Simulation) -> i64 {
+    if sim.spec().group_type == GroupType::Classic {
+        // A crashed member is removed within a session timeout; a rebalance waits at most the
+        // rebalance timeout for the join and again for the syncs, a new group the initial delay;
+        // cooperative needs a second rebalance; 20 heartbeats cover the rejoins.
+        let c = &sim.spec().classic;
+        return c.session_timeout_ms as i64
+            + 4 * c.max_poll_interval_ms as i64
+            + sim.config().classic.initial_rebalance_delay_ms as i64
+            + 20 * c.heartbeat_interval_ms as i64;
+    }
     let cfg = sim.config().for_group(&sim.spec().group_id);
     cfg.session_timeout_ms as i64
         + sim.knobs().rebalance_timeout_ms as i64
@@ -205,6 +217,9 @@ impl Simulation {
     /// `Ok` when the group is Stable, every task of the topology is assigned as active, every
     /// running client is a member running exactly its target, and nothing is bouncing.
     pub fn convergence(&self) -> Result<(), String> {
+        if self.spec().group_type == GroupType::Classic {
+            return self.classic_convergence();
+        }
         let view = self.view();
         let state = view.state();
         if state != "Stable" {
@@ -254,6 +269,13 @@ impl Simulation {
 }
 
 fn alive_members(sim: &Simulation) -> Vec<String> {
+    if sim.spec().group_type == GroupType::Classic {
+        return sim
+            .consumers()
+            .filter(|c| c.is_alive())
+            .map(|c| c.name.clone())
+            .collect();
+    }
     sim.clients()
         .filter(|m| m.is_alive())
         .map(|m| m.member_id.clone())
@@ -313,6 +335,9 @@ impl Runner {
     }
 
     fn random_fault(&mut self) -> Result<(), SeedFailure> {
+        if self.sim.spec().group_type == GroupType::Classic {
+            return self.random_classic_fault();
+        }
         let alive = alive_members(&self.sim);
         let pick = |r: &mut R, v: &[String]| v[r.below(v.len() as u64) as usize].clone();
         let roll = self.r.below(16);
@@ -466,7 +491,26 @@ impl Runner {
 
 /// Run one seed. See the module docs for what is checked.
 pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
-    let spec = random_scenario(seed);
+    run_spec(seed, random_scenario(seed))
+}
+
+/// Run one seed of a random classic consumer group (see [`random_classic_scenario`]): the same
+/// fault phase, invariants, liveness and replay checks as [`run_seed`].
+pub fn run_classic_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
+    run_spec(seed, random_classic_scenario(seed)).map_err(|mut f| {
+        f.repro = repro_classic_command(seed);
+        f
+    })
+}
+
+/// The repro command of a classic seed.
+pub fn repro_classic_command(seed: u64) -> String {
+    format!(
+        "GROUPCOORD_CLASSIC_SEED={seed} cargo test --test simulation -- --exact classic_seed_repro --nocapture"
+    )
+}
+
+fn run_spec(seed: u64, spec: ScenarioSpec) -> Result<SeedReport, SeedFailure> {
     let sim = Simulation::new(spec.clone()).map_err(|e| SeedFailure {
         seed,
         at_ms: 0,
@@ -509,11 +553,17 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
             .sim
             .resolve_member(&format!("{p}-t0"))
             .unwrap_or_default();
-        let status = run
-            .sim
-            .clients()
-            .find(|c| c.member_id == m)
-            .map(|c| c.status_name());
+        let status = if run.sim.spec().group_type == GroupType::Classic {
+            run.sim
+                .consumers()
+                .find(|c| c.name == m)
+                .map(|c| c.status_name())
+        } else {
+            run.sim
+                .clients()
+                .find(|c| c.member_id == m)
+                .map(|c| c.status_name())
+        };
         if status == Some("bouncing") {
             // It comes back by itself.
         } else {
@@ -522,11 +572,14 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
     }
     let quiet_from = run.sim.now();
     let bound = liveness_bound_ms(&run.sim);
-    let hb = run
-        .sim
-        .config()
-        .for_group(&run.sim.spec().group_id)
-        .heartbeat_interval_ms as i64;
+    let hb = if run.sim.spec().group_type == GroupType::Classic {
+        run.sim.spec().classic.heartbeat_interval_ms as i64
+    } else {
+        run.sim
+            .config()
+            .for_group(&run.sim.spec().group_id)
+            .heartbeat_interval_ms as i64
+    };
     // Converged = convergence holds, and keeps holding for two heartbeat intervals.
     let mut since: Option<i64> = None;
     let converged_at = loop {
@@ -585,6 +638,11 @@ pub fn run_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
             .unwrap_or_default();
         *tally.entry(format!("action {name}")).or_default() += 1;
     }
+    for c in run.sim.consumers() {
+        if let Some(e) = &c.last_error {
+            *tally.entry(format!("consumer {e}")).or_default() += 1;
+        }
+    }
     let resyncs: u32 = run.sim.clients().map(|c| c.resyncs).sum();
     *tally.entry("client resyncs".to_string()).or_default() += resyncs as u64;
     Ok(SeedReport {
@@ -615,4 +673,230 @@ pub fn run_seeds_with(
         on_seed(&run_seed(seed)?);
     }
     Ok(())
+}
+
+/// A random classic consumer group: 1-4 processes x 1-2 consumers (a third static), one or two
+/// subscribed topics of 1-12 partitions, a random assignor list (eager `range`, `roundrobin`,
+/// `sticky`, `cooperative-sticky`, or `cooperative-sticky, range` which runs eager), short
+/// timeouts so a seed stays cheap.
+pub fn random_classic_scenario(seed: u64) -> ScenarioSpec {
+    let mut r = R(Pcg64::seed_from_u64(seed ^ 0xc1a5_51c0_c1a5_51c0));
+    let mut topics = BTreeMap::new();
+    topics.insert("t0".to_string(), r.range(1, 12) as i32);
+    if r.chance(1, 2) {
+        topics.insert("t1".to_string(), r.range(1, 12) as i32);
+    }
+    let assignors: &[&str] = match r.below(5) {
+        0 => &["range"],
+        1 => &["roundrobin"],
+        2 => &["sticky"],
+        3 => &["cooperative-sticky"],
+        _ => &["cooperative-sticky", "range"],
+    };
+    let processes = (0..r.range(1, 4))
+        .map(|i| ProcessSpec {
+            process_id: format!("c{i}"),
+            threads: r.range(1, 2) as u32,
+            rack: None,
+            client_tags: BTreeMap::new(),
+            static_members: r.chance(1, 3),
+            start_at_ms: r.range(0, 3000),
+        })
+        .collect();
+    let lo = r.range(0, 20);
+    let hi = lo + r.range(0, 200);
+    ScenarioSpec {
+        name: format!("random-classic-{seed}"),
+        description: "random classic scenario of the simulation test suite".to_string(),
+        seed,
+        group_id: "consumers".to_string(),
+        topics,
+        topology: Topology::default(),
+        processes,
+        configs: BTreeMap::new(),
+        latency_ms: (lo, hi),
+        auto_create_internal_topics: true,
+        group_type: GroupType::Classic,
+        classic: ClassicSpec {
+            assignors: assignors.iter().map(|a| a.to_string()).collect(),
+            subscription: Vec::new(),
+            session_timeout_ms: 10_000,
+            heartbeat_interval_ms: 1_000,
+            max_poll_interval_ms: r.range(5_000, 15_000) as i32,
+        },
+    }
+}
+
+impl Simulation {
+    /// Classic liveness: the group is Stable, every running consumer is a member of the current
+    /// generation with its assignment and nothing to do, every subscribed partition has exactly
+    /// one owner, and no consumer is bouncing or stalled.
+    fn classic_convergence(&self) -> Result<(), String> {
+        let g = self
+            .coordinator()
+            .classic_group(&self.spec().group_id)
+            .ok_or("no group")?;
+        if g.state.name() != "Stable" {
+            return Err(format!("group is {}", g.state.name()));
+        }
+        let mut owners: BTreeMap<&(String, i32), &str> = BTreeMap::new();
+        let mut alive = 0;
+        for c in self.consumers() {
+            if c.status_name() == "bouncing" {
+                return Err(format!("{} is bouncing", c.name));
+            }
+            if !c.is_alive() {
+                continue;
+            }
+            alive += 1;
+            if c.stalled_until.is_some_and(|u| u > self.now()) {
+                return Err(format!("{} is stalled", c.name));
+            }
+            if !g.members.contains_key(&c.member_id) || c.generation != g.generation {
+                return Err(format!("{} is not in generation {}", c.name, g.generation));
+            }
+            if c.state_name() != "stable" || c.pending.is_some() {
+                return Err(format!("{} is {}", c.name, c.state_name()));
+            }
+            for tp in &c.owned {
+                if let Some(o) = owners.insert(tp, &c.name) {
+                    return Err(format!("{}-{} owned by {o} and {}", tp.0, tp.1, c.name));
+                }
+            }
+        }
+        if alive != g.members.len() {
+            return Err(format!(
+                "{} members but {alive} running consumers",
+                g.members.len()
+            ));
+        }
+        let missing: Vec<String> = self
+            .classic_partitions()
+            .iter()
+            .filter(|tp| !owners.contains_key(tp))
+            .map(|(t, p)| format!("{t}-{p}"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!("partitions owned by nobody: {missing:?}"));
+        }
+        Ok(())
+    }
+}
+
+impl Runner {
+    fn random_classic_fault(&mut self) -> Result<(), SeedFailure> {
+        let alive = alive_members(&self.sim);
+        let pick = |r: &mut R, v: &[String]| v[r.below(v.len() as u64) as usize].clone();
+        let consumers: Vec<(String, bool, &'static str, bool)> = self
+            .sim
+            .consumers()
+            .map(|c| {
+                let current = self
+                    .sim
+                    .resolve_member(&format!("{}-t{}", c.process_id, c.thread))
+                    .as_deref()
+                    == Some(c.name.as_str());
+                (
+                    c.name.clone(),
+                    c.instance_id.is_some(),
+                    c.status_name(),
+                    current,
+                )
+            })
+            .collect();
+        match self.r.below(14) {
+            0 | 1 if alive.len() > 1 => {
+                let m = pick(&mut self.r, &alive);
+                self.act(Action::CrashMember { member: m })
+            }
+            2 if alive.len() > 1 => {
+                let m = pick(&mut self.r, &alive);
+                self.act(Action::LeaveMember { member: m })
+            }
+            3 | 4 => {
+                let statics: Vec<String> = consumers
+                    .iter()
+                    .filter(|c| c.1 && c.2 == "alive")
+                    .map(|c| c.0.clone())
+                    .collect();
+                if statics.is_empty() {
+                    return Ok(());
+                }
+                let m = pick(&mut self.r, &statics);
+                let down = self.r.range(500, 15_000);
+                self.act(Action::StaticBounce {
+                    member: m,
+                    down_ms: down,
+                })
+            }
+            5 | 6 if !alive.is_empty() => {
+                let m = pick(&mut self.r, &alive);
+                let heal = self.sim.now() + self.r.range(1000, 30_000);
+                self.heals.push((heal, m.clone()));
+                self.act(Action::CutNetwork { member: m })
+            }
+            7 => self.act(Action::RestartCoordinator),
+            8 if alive.len() < 8 => {
+                let procs: Vec<String> = self
+                    .sim
+                    .spec()
+                    .processes
+                    .iter()
+                    .map(|p| p.process_id.clone())
+                    .collect();
+                let p = pick(&mut self.r, &procs);
+                self.act(Action::AddMember { process_id: p })
+            }
+            9 if alive.len() < 8 => {
+                let id = format!("c{}", 10 + self.sim.actions().len());
+                let static_members = self.r.chance(1, 3);
+                self.act(Action::AddProcess {
+                    process: ProcessSpec {
+                        process_id: id,
+                        threads: 1,
+                        rack: None,
+                        client_tags: BTreeMap::new(),
+                        static_members,
+                        start_at_ms: 0,
+                    },
+                })
+            }
+            10 => {
+                let topics: Vec<(String, i32)> = self
+                    .sim
+                    .topics()
+                    .iter()
+                    .map(|(t, p)| (t.clone(), *p))
+                    .collect();
+                let (t, p) = topics[self.r.below(topics.len() as u64) as usize].clone();
+                if p >= 16 {
+                    return Ok(());
+                }
+                let add = self.r.range(1, 3) as i32;
+                self.act(Action::AddPartitions {
+                    topic: t,
+                    partitions: p + add,
+                })
+            }
+            11 => {
+                let down: Vec<String> = consumers
+                    .iter()
+                    .filter(|c| c.3 && matches!(c.2, "crashed" | "left" | "stopped"))
+                    .map(|c| c.0.clone())
+                    .collect();
+                if down.is_empty() {
+                    return Ok(());
+                }
+                let m = pick(&mut self.r, &down);
+                self.act(Action::RestartMember { member: m })
+            }
+            12 | 13 if !alive.is_empty() => {
+                let m = pick(&mut self.r, &alive);
+                let max_poll = self.sim.spec().classic.max_poll_interval_ms as i64;
+                let ms = self.r.range(500, 2 * max_poll);
+                self.act(Action::StallMember { member: m, ms })
+            }
+            _ => Ok(()),
+        }
+    }
 }

@@ -28,6 +28,9 @@ fn pending(t: &TasksWithEpochs) -> TaskList {
 impl Simulation {
     /// A full snapshot at the current time.
     pub fn snapshot(&self) -> SimSnapshot {
+        if self.spec().group_type == GroupType::Classic {
+            return self.classic_snapshot();
+        }
         let view = self.view();
         let cfg = self.config().for_group(&view.group_id);
         let group_id = view.group_id.clone();
@@ -105,6 +108,7 @@ impl Simulation {
                         member_id: id.clone(),
                     }),
                     next_heartbeat_ms: c.and_then(|c| c.next_hb_ms),
+                    classic: None,
                 }
             })
             .collect();
@@ -127,6 +131,190 @@ impl Simulation {
             members,
             statuses: self.last_statuses().to_vec(),
             initial_rebalance_deadline_ms: timer(TimerKey::InitialRebalance { group_id }),
+            group_type: GroupType::Streams,
+            classic: None,
+        };
+        SimSnapshot {
+            now_ms: self.now(),
+            group,
+            topics: self.topics().clone(),
+            state_hash: self.state_hash(),
+            steps: self.steps(),
+        }
+    }
+}
+
+fn partition_strings(v: &[(String, i32)]) -> Vec<String> {
+    let mut v: Vec<(String, i32)> = v.to_vec();
+    sort::sort(&mut v);
+    v.into_iter().map(|(t, p)| format!("{t}-{p}")).collect()
+}
+
+impl Simulation {
+    /// The snapshot of a classic group: the coordinator's soft state and every consumer.
+    fn classic_snapshot(&self) -> SimSnapshot {
+        let group_id = self.spec().group_id.clone();
+        let cfg = &self.spec().classic;
+        let g = self.coordinator().classic_group(&group_id);
+        let timer = |k: TimerKey| self.timers().get(&k).map(|d| d.0);
+        // Coordinator member id -> the consumer that holds it now.
+        let by_member_id: std::collections::BTreeMap<&str, &str> = sort::collect_map(
+            self.consumers()
+                .filter(|c| !c.member_id.is_empty() && c.is_alive())
+                .map(|c| (c.member_id.as_str(), c.name.as_str())),
+        );
+        let mut members: Vec<MemberView> = Vec::new();
+        let empty = || Vec::new();
+        let view = |member_id: String,
+                    process_id: String,
+                    instance_id: Option<String>,
+                    client_status: &str,
+                    classic: ClassicMemberView,
+                    next_hb: Option<i64>| {
+            let known = g.is_some_and(|g| g.members.contains_key(&classic.coordinator_member_id));
+            MemberView {
+                session_deadline_ms: known
+                    .then(|| {
+                        timer(TimerKey::ClassicHeartbeat {
+                            group_id: group_id.clone(),
+                            member_id: classic.coordinator_member_id.clone(),
+                        })
+                    })
+                    .flatten(),
+                member_id,
+                process_id,
+                instance_id,
+                rack: None,
+                client_status: client_status.to_string(),
+                state: None,
+                member_epoch: known.then(|| g.map_or(0, |g| g.generation)),
+                previous_member_epoch: None,
+                active: empty(),
+                standby: empty(),
+                warmup: empty(),
+                pending_revocation: empty(),
+                target_active: empty(),
+                target_standby: empty(),
+                target_warmup: empty(),
+                owned_active: empty(),
+                owned_standby: empty(),
+                owned_warmup: empty(),
+                session_timeout_ms: cfg.session_timeout_ms as i64,
+                rebalance_deadline_ms: None,
+                next_heartbeat_ms: next_hb,
+                classic: Some(ClassicMemberView {
+                    known_to_coordinator: known,
+                    ..classic
+                }),
+            }
+        };
+        for c in self.consumers() {
+            if !(c.is_alive() || c.status_name() == "bouncing") {
+                continue;
+            }
+            let cv = ClassicMemberView {
+                coordinator_member_id: c.member_id.clone(),
+                client_state: c.state_name().to_string(),
+                generation: c.generation,
+                known_to_coordinator: false,
+                is_leader: g.is_some_and(|g| {
+                    !c.member_id.is_empty() && g.leader.as_deref() == Some(c.member_id.as_str())
+                }),
+                owned_partitions: partition_strings(&c.owned),
+                revoked_partitions: partition_strings(&c.revoked_last),
+                protocol: c.protocol.name().to_string(),
+                assignor: c.protocol_name.clone(),
+                stalled_until_ms: c.stalled_until.filter(|u| *u > self.now()),
+            };
+            members.push(view(
+                c.name.clone(),
+                c.process_id.clone(),
+                c.instance_id.clone(),
+                c.status_name(),
+                cv,
+                c.next_hb_ms,
+            ));
+        }
+        // Members the coordinator has and no running consumer holds (crashed, cut off).
+        if let Some(g) = g {
+            for (id, m) in &g.members {
+                if by_member_id.contains_key(id.as_str()) {
+                    continue;
+                }
+                let cv = ClassicMemberView {
+                    coordinator_member_id: id.clone(),
+                    client_state: "stopped".to_string(),
+                    generation: -1,
+                    known_to_coordinator: true,
+                    is_leader: g.leader.as_deref() == Some(id.as_str()),
+                    owned_partitions: Vec::new(),
+                    revoked_partitions: Vec::new(),
+                    protocol: String::new(),
+                    assignor: None,
+                    stalled_until_ms: None,
+                };
+                members.push(view(
+                    id.clone(),
+                    String::new(),
+                    m.group_instance_id.clone(),
+                    "unknown",
+                    cv,
+                    None,
+                ));
+            }
+        }
+        let partitions = self.classic_partitions();
+        let owned: BTreeSet<&(String, i32)> = self
+            .consumers()
+            .filter(|c| c.is_alive())
+            .flat_map(|c| c.owned.iter())
+            .collect();
+        let nobody: Vec<(String, i32)> = partitions
+            .iter()
+            .filter(|tp| !owned.contains(tp))
+            .cloned()
+            .collect();
+        let state = g.map_or("Dead", |g| g.state.name()).to_string();
+        let leader = g.and_then(|g| g.leader.clone()).map(|l| {
+            by_member_id
+                .get(l.as_str())
+                .map_or(l.clone(), |n| n.to_string())
+        });
+        let rebalance_deadline_ms = timer(TimerKey::ClassicJoin {
+            group_id: group_id.clone(),
+        })
+        .or_else(|| {
+            timer(TimerKey::ClassicSync {
+                group_id: group_id.clone(),
+            })
+        });
+        let group = GroupView {
+            group_id: group_id.clone(),
+            state: state.clone(),
+            group_epoch: g.map_or(0, |g| g.generation),
+            assignment_epoch: g.map_or(0, |g| g.generation),
+            topology_epoch: None,
+            validated_topology_epoch: -1,
+            assignor: g
+                .and_then(|g| g.protocol_name.clone())
+                .unwrap_or_else(|| cfg.assignors.first().cloned().unwrap_or_default()),
+            num_standby_replicas: 0,
+            tasks: Vec::new(),
+            stateful_subtopologies: Vec::new(),
+            members,
+            statuses: Vec::new(),
+            initial_rebalance_deadline_ms: None,
+            group_type: GroupType::Classic,
+            classic: Some(ClassicGroupView {
+                state,
+                generation: g.map_or(0, |g| g.generation),
+                protocol_type: g.and_then(|g| g.protocol_type.clone()),
+                protocol_name: g.and_then(|g| g.protocol_name.clone()),
+                leader,
+                partitions: partition_strings(&partitions),
+                owned_by_nobody: partition_strings(&nobody),
+                rebalance_deadline_ms,
+            }),
         };
         SimSnapshot {
             now_ms: self.now(),

@@ -43,6 +43,8 @@ pub(crate) struct GroupRecordView {
     pub targets: BTreeMap<String, TasksTuple>,
     /// Group or assignment epochs that went down (never expected while the group lives).
     pub epoch_regressions: Vec<String>,
+    /// Classic groups: the generation of the last `GroupMetadata` (type 2) record, -1 if none.
+    pub classic_generation: i32,
 }
 
 impl GroupRecordView {
@@ -58,6 +60,7 @@ impl GroupRecordView {
             members: BTreeMap::new(),
             targets: BTreeMap::new(),
             epoch_regressions: Vec::new(),
+            classic_generation: -1,
         }
     }
 
@@ -128,7 +131,19 @@ impl GroupRecordView {
                 self.assignment_epoch = epoch;
             }
             Record::Topology { value, .. } => self.topology = value.clone(),
-            Record::OffsetCommit { .. } | Record::ClassicGroupMetadata { .. } => {}
+            Record::ClassicGroupMetadata { value, .. } => match value {
+                Some(v) => {
+                    if v.generation < self.classic_generation {
+                        self.epoch_regressions.push(format!(
+                            "classic generation {} -> {}",
+                            self.classic_generation, v.generation
+                        ));
+                    }
+                    self.classic_generation = v.generation;
+                }
+                None => self.classic_generation = -1,
+            },
+            Record::OffsetCommit { .. } => {}
         }
     }
 

@@ -228,6 +228,13 @@ impl WasmSimulation {
         self.sim.now() as f64
     }
 
+    /// Time (ms) of the next event or timer the simulation will process, or `undefined` when
+    /// nothing is scheduled (the explorer's single step goes from one such time to the next).
+    #[wasm_bindgen(js_name = nextEventTime)]
+    pub fn next_event_time(&self) -> Option<f64> {
+        self.sim.next_event_ms().map(|t| t as f64)
+    }
+
     /// The spec this run started from.
     #[wasm_bindgen(unchecked_return_type = "ScenarioSpec")]
     pub fn spec(&self) -> Result<JsValue, JsError> {
@@ -254,6 +261,16 @@ impl WasmSimulation {
         let log = self.sim.record_log();
         let s = seq(since_seq);
         to_js(&log[log.partition_point(|e| e.seq < s)..])
+    }
+
+    /// Classic groups: `OwnershipSample[]` with `at_ms >= since_ms` (all when omitted), one per
+    /// change of the number of partitions owned by nobody (the stop-the-world chart). Empty for
+    /// streams groups.
+    #[wasm_bindgen(js_name = ownershipHistory, unchecked_return_type = "OwnershipSample[]")]
+    pub fn ownership_history(&self, since_ms: Option<f64>) -> Result<JsValue, JsError> {
+        let h = self.sim.ownership_history();
+        let s = seq(since_ms) as i64;
+        to_js(&h[h.partition_point(|e| e.at_ms < s)..])
     }
 
     /// `InvariantResult[]` at the current state.

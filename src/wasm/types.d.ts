@@ -63,7 +63,8 @@ export interface ScenarioSpec {
   group_id: string;
   /** Existing topics: name -> partition count. */
   topics: Record<string, number>;
-  topology: Topology;
+  /** Streams only (may be omitted for classic groups). */
+  topology?: Topology;
   processes: ProcessSpec[];
   /** Kafka broker config keys -> value, over the defaults. */
   configs?: Record<string, string>;
@@ -71,6 +72,29 @@ export interface ScenarioSpec {
   latency_ms?: [number, number];
   /** The coordinator creates missing internal topics (as a broker does). Default true. */
   auto_create_internal_topics?: boolean;
+  /** `streams` (default: `topology` applies) or `classic` (`classic` applies; each process's
+   * `threads` are its consumers, `static_members` gives them `group.instance.id`). */
+  group_type?: GroupType;
+  /** Classic consumer configs (used when `group_type` is `classic`). */
+  classic?: ClassicSpec;
+}
+
+export type GroupType = "streams" | "classic";
+
+/** Consumer configs of every simulated classic consumer. Every field is optional in inputs. */
+export interface ClassicSpec {
+  /** `partition.assignment.strategy` by preference: `range`, `roundrobin`, `sticky`,
+   * `cooperative-sticky`. Protocol `cooperative` when every one supports it, else `eager`.
+   * Default `["range"]`. */
+  assignors?: string[];
+  /** Subscribed topics; empty = every topic. */
+  subscription?: string[];
+  /** Default 45000. */
+  session_timeout_ms?: number;
+  /** Default 3000. */
+  heartbeat_interval_ms?: number;
+  /** `max.poll.interval.ms` (the rebalance timeout). Default 300000. */
+  max_poll_interval_ms?: number;
 }
 
 /** A user action (fault injection and operations), applied at the current simulated time. */
@@ -91,6 +115,8 @@ export type Action =
   | { action: "set_standby_replicas"; replicas: number }
   | { action: "set_assignor"; name: string }
   | { action: "restart_member"; member: string }
+  /** Classic consumers only: the poll loop stalls for `ms` (heartbeats go on, no rejoin). */
+  | { action: "stall_member"; member: string; ms: number }
   /** Every heartbeat leg is lost with this probability (0-100). */
   | { action: "set_message_loss"; percent: number };
 
@@ -110,8 +136,68 @@ export type ClientStatus =
   | "stopped"
   | "unknown";
 
-/** Group states of KIP-1071, plus `Dead` when the group does not exist. */
-export type GroupState = "Empty" | "NotReady" | "Assigning" | "Reconciling" | "Stable" | "Dead";
+/** Group states of KIP-1071 and of classic groups, plus `Dead` when the group does not exist. */
+export type GroupState =
+  | "Empty"
+  | "NotReady"
+  | "Assigning"
+  | "Reconciling"
+  | "Stable"
+  | "PreparingRebalance"
+  | "CompletingRebalance"
+  | "Dead";
+
+/** A classic consumer's client side. */
+export type ClassicClientState =
+  | "unjoined"
+  | "joining"
+  | "awaiting_sync"
+  | "stable"
+  | "revoking"
+  | "stopped";
+
+/** A classic consumer (`MemberView.member_id` is the simulation's name for it). */
+export interface ClassicMemberView {
+  /** The member id the coordinator gave (`""` until the first JoinGroup answer). */
+  coordinator_member_id: string;
+  client_state: ClassicClientState;
+  /** The generation the consumer last joined (-1 before the first). */
+  generation: number;
+  known_to_coordinator: boolean;
+  /** This member is the group's leader (it runs the assignor). */
+  is_leader: boolean;
+  /** `topic-partition`, sorted. */
+  owned_partitions: string[];
+  /** Revoked in the consumer's last rebalance. */
+  revoked_partitions: string[];
+  protocol: "eager" | "cooperative";
+  /** The assignor the group selected, once joined. */
+  assignor: string | null;
+  stalled_until_ms: number | null;
+}
+
+/** A classic group (the coordinator's soft state). */
+export interface ClassicGroupView {
+  state: "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable" | "Dead";
+  generation: number;
+  protocol_type: string | null;
+  protocol_name: string | null;
+  /** The leader's `MemberView.member_id`. */
+  leader: string | null;
+  /** Every subscribed partition, `topic-partition`, sorted. */
+  partitions: string[];
+  /** Subscribed partitions no running consumer owns now (the stop-the-world gap). */
+  owned_by_nobody: string[];
+  /** Deadline of the join or sync phase, when armed. */
+  rebalance_deadline_ms: number | null;
+}
+
+/** From `at_ms` on, `owned_by_nobody` of `partitions` were owned by no consumer. */
+export interface OwnershipSample {
+  at_ms: number;
+  partitions: number;
+  owned_by_nobody: number;
+}
 
 /** One member: the coordinator's view and the client's. */
 export interface MemberView {
@@ -139,6 +225,8 @@ export interface MemberView {
   session_timeout_ms: number;
   rebalance_deadline_ms: number | null;
   next_heartbeat_ms: number | null;
+  /** Classic consumers only (`null` for streams members; their task lists are empty). */
+  classic: ClassicMemberView | null;
 }
 
 export interface GroupView {
@@ -157,6 +245,9 @@ export interface GroupView {
   /** Last statuses the coordinator reported, as `NAME: detail`. */
   statuses: string[];
   initial_rebalance_deadline_ms: number | null;
+  group_type: GroupType;
+  /** Classic groups only: then `state` is the classic state and `group_epoch` the generation. */
+  classic: ClassicGroupView | null;
 }
 
 export interface SimSnapshot {
@@ -171,13 +262,16 @@ export interface SimSnapshot {
 /** A StreamsGroupHeartbeat request or response as JSON (snake_case fields of Kafka's schema). */
 export type HeartbeatJson = { [field: string]: unknown };
 
-/** One heartbeat exchange (or one lost heartbeat). */
+/** One request/response exchange (or one lost message). */
 export interface MessageLogEntry {
   seq: number;
   sent_ms: number;
   received_ms: number;
   member_id: string;
-  /** The StreamsGroupHeartbeat (API key 88) version used. */
+  /** `StreamsGroupHeartbeat` (key 88), or `JoinGroup` (11, v9), `SyncGroup` (14, v5),
+   * `Heartbeat` (12, v4), `LeaveGroup` (13, v5) for classic groups. */
+  api: "StreamsGroupHeartbeat" | "JoinGroup" | "SyncGroup" | "Heartbeat" | "LeaveGroup";
+  /** The request version used. */
   api_version: number;
   request: HeartbeatJson;
   response: HeartbeatJson | null;
@@ -199,7 +293,8 @@ export type CoordinatorRecord =
   | { type: "TargetAssignmentMember"; group_id: string; member_id: string; value: RecordValue | null }
   | { type: "CurrentMemberAssignment"; group_id: string; member_id: string; value: RecordValue | null }
   | { type: "Topology"; group_id: string; value: RecordValue | null }
-  | { type: "OffsetCommit"; group_id: string; topic: string; partition: number; value: RecordValue | null };
+  | { type: "OffsetCommit"; group_id: string; topic: string; partition: number; value: RecordValue | null }
+  | { type: "ClassicGroupMetadata"; group_id: string; value: RecordValue | null };
 
 /** One coordinator record as written, with the operation that caused it. */
 export interface RecordLogEntry {

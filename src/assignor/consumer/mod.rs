@@ -20,7 +20,7 @@
 //! for future assignors but never change the result here — the Apache comparison checks this with
 //! racks on and off.
 
-mod java_order;
+pub(crate) mod java_order;
 mod range;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARTITIONS = 6
 SESSION_MS = 6000
+# The bouncing static member's session timeout: its replacement must rejoin within it, and a JVM
+# restart on a loaded 2-core machine alone can take longer than 6 s (Kafka's default is 45 s).
+STATIC_SESSION_MS = 30000
 HEARTBEAT_MS = 1000
 ALL_CLIENTS = ["confluent-range", "confluent-coop", "kafka-python", "aiokafka", "kcat", "java", "console",
                "groups-tool"]
@@ -32,6 +35,32 @@ ALL_CLIENTS = ["confluent-range", "confluent-coop", "kafka-python", "aiokafka", 
 args = None
 results = []  # (target, client, step, status, detail)
 _print_lock = threading.Lock()
+_children = []  # every process started, stopped by on_term whichever lane started it
+_children_lock = threading.Lock()
+
+
+def start_child(argv, **kw):
+    p = subprocess.Popen(argv, **kw)
+    with _children_lock:
+        _children.append(p)
+    return p
+
+
+def on_term(*_):
+    """SIGTERM (the script's trap): stop every process this harness started, then exit. Lanes are
+    threads that would not unwind, so their `finally` blocks cannot be relied on here."""
+    with _children_lock:
+        live = [p for p in _children if p.poll() is None]
+    for p in live:
+        p.terminate()
+    deadline = time.time() + 12
+    for p in live:
+        try:
+            p.wait(max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+    sys.stdout.flush()
+    os._exit(143)
 
 
 def log(msg):
@@ -74,7 +103,7 @@ class Member:
     def start(self):
         err_path = os.path.join(self.run.dir, self.label + ".stderr")
         self.out_log = open(os.path.join(self.run.dir, self.label + ".stdout"), "w")
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        self.proc = start_child(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      bufsize=1, stdin=subprocess.DEVNULL)
         self.err_log = open(err_path, "w")
         for fn, stream in ((self._read_out, self.proc.stdout), (self._read_err, self.proc.stderr)):
@@ -94,9 +123,11 @@ class Member:
 
     def _read_out(self, stream):
         for line in stream:
-            self.out_log.write(line)
-            line = line.rstrip("\n")
             now = time.time()
+            # Membership lines get a wall-clock time in the log (for reading a slow step later).
+            self.out_log.write(line if line.startswith(("REC ", "Partition:")) else
+                               time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d} {line}")
+            line = line.rstrip("\n")
             if self.kind == "console":
                 m = CONSOLE_REC.match(line)
                 if m:
@@ -184,7 +215,7 @@ class Member:
         return "(nothing on stderr)"
 
 
-def member_argv(client, boot, topic, group, label, instance_id, assignor=None):
+def member_argv(client, boot, topic, group, label, instance_id, assignor=None, session_ms=SESSION_MS):
     py = sys.executable
     worker = os.path.join(HERE, "worker.py")
     label = f"{client}.{label}"  # the client.id: unique per client in broker logs and the API tap
@@ -192,25 +223,26 @@ def member_argv(client, boot, topic, group, label, instance_id, assignor=None):
     if client in ("confluent-range", "confluent-coop", "kafka-python", "aiokafka"):
         lib = {"confluent-range": "confluent", "confluent-coop": "confluent"}.get(client, client)
         strat = assignor or ("cooperative-sticky" if client == "confluent-coop" else "range")
-        argv = [py, "-u", worker, lib, boot] + common + [strat, str(SESSION_MS), str(HEARTBEAT_MS)]
+        argv = [py, "-u", worker, lib, boot] + common + [strat, str(session_ms), str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client == "java":
-        argv = java_cmd("interop.ConsumerWorker") + [boot] + common + [assignor or "range", str(SESSION_MS),
-                                                                        str(HEARTBEAT_MS)]
+        # The coordinator's INFO lines (with times) on stderr: a slow step can be read afterwards.
+        argv = java_cmd("interop.ConsumerWorker", coordinator_log=True) + [boot] + common + [
+            assignor or "range", str(session_ms), str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client == "kcat":
         # No auto.commit.interval.ms: kcat 1.7.1 sets `-X auto.commit.interval.ms` on the legacy
         # topic-level property of that name (`-X dump` shows it), so librdkafka's global 5 s stays.
         argv = ["kcat", "-b", boot, "-G", group, "-u", "-f", "REC %p %o %k %s\\n",
                 "-X", "client.id=" + label, "-X", "auto.offset.reset=earliest",
-                "-X", f"session.timeout.ms={SESSION_MS}",
+                "-X", f"session.timeout.ms={session_ms}",
                 "-X", f"heartbeat.interval.ms={HEARTBEAT_MS}", "-X", "partition.assignment.strategy=range"]
         if instance_id:
             argv += ["-X", "group.instance.id=" + instance_id]
         return argv + [topic], "kcat"
     if client == "console":
         props = {"client.id": label, "group.protocol": "classic", "auto.commit.interval.ms": "200",
-                 "session.timeout.ms": str(SESSION_MS), "heartbeat.interval.ms": str(HEARTBEAT_MS)}
+                 "session.timeout.ms": str(session_ms), "heartbeat.interval.ms": str(HEARTBEAT_MS)}
         if instance_id:
             props["group.instance.id"] = instance_id
         argv = java_cmd("org.apache.kafka.tools.consumer.ConsoleConsumer", coordinator_log=True) + [
@@ -290,9 +322,9 @@ class Run:
             self.producer_error = f"{len(errors)} delivery errors ({errors[:1]}), {left} unflushed"
             raise RuntimeError(self.producer_error)
 
-    def spawn(self, label, instance_id=None, assignor=None, group=None):
+    def spawn(self, label, instance_id=None, assignor=None, group=None, session_ms=SESSION_MS):
         argv, kind = member_argv(self.client, self.boot, self.topic, group or self.group, label, instance_id,
-                                 assignor)
+                                 assignor, session_ms)
         m = Member(self, label, argv, kind, instance_id).start()
         self.members.append(m)
         return m
@@ -382,7 +414,7 @@ def test_client(target, boot, client):
         m0 = run.spawn("m0", instance_id=run.group + "-static-m0" if all_static else None)
         m1 = run.spawn("m1", instance_id=run.group + "-static-m1" if all_static else None)
         wait_until(lambda: (m0.ready and m1.ready) or not (m0.alive() and m1.alive()), 30)
-        m2 = run.spawn("m2", instance_id=static_id)
+        m2 = run.spawn("m2", instance_id=static_id, session_ms=STATIC_SESSION_MS)
         live = [m0, m1, m2]
         step = "join3"
         wait_until(lambda: assignment_complete(live) or all(m.hopeless() for m in live), args.wait)
@@ -441,7 +473,7 @@ def test_client(target, boot, client):
             result(target, client, step, "FAIL", "static member did not exit within 15 s of SIGTERM")
             return skip_rest(target, client, ["exactly-once"])
         t_bounce = time.time()
-        m2b = run.spawn("m2b", instance_id=static_id)
+        m2b = run.spawn("m2b", instance_id=static_id, session_ms=STATIC_SESSION_MS)
         survivors = [m0, m2b]
         ok = wait_until(lambda: assignment_complete(survivors), args.wait)
         t_back = time.time() - t_bounce
@@ -461,7 +493,7 @@ def test_client(target, boot, client):
             if m0_gen >= 0 and m0.gen != m0_gen:
                 problems.append(f"m0 generation {m0_gen} -> {m0.gen}")
         if problems:
-            result(target, client, step, "FAIL", "; ".join(problems))
+            result(target, client, step, "FAIL", f"m2 restarted {t_back:.1f} s ago: " + "; ".join(problems))
         else:
             gen_note = f", generation {m2b.gen} unchanged" if m2b.gen >= 0 else \
                 ", generation not reported by this client"
@@ -560,10 +592,13 @@ def skip_rest(target, client, steps):
 def tool(boot, *argv, timeout=60):
     cmd = java_cmd("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand") + ["--bootstrap-server", boot] \
         + list(argv)
+    p = start_child(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        return p.returncode, p.stdout, p.stderr
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err
     except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
         return -1, "", f"timed out after {timeout} s"
 
 
@@ -728,6 +763,12 @@ def timings(target, boot):
             if s is None:
                 notes.append(f"round {rnd}: no first assignment ({why_not(ms)})")
                 continue
+            # How the first assignment came about: rebalance callbacks per member (eager: one
+            # assignment per generation it took part in), when each first owned a partition, and
+            # the generation where the client reports it.
+            first_how = " ".join(
+                f"{m.label}:{len(m.events)}cb@{min((e[0] for e in m.events if e[1]), default=t0) - t0:.2f}s"
+                + (f"/gen{m.gen}" if m.gen >= 0 else "") for m in ms)
             t0 = time.time()
             m3 = run.spawn("m3")
             rows["join"].append(settle(run, ms + [m3], t0, args.wait))
@@ -738,7 +779,8 @@ def timings(target, boot):
             ms[2].signal(signal.SIGKILL)
             rows["crash"].append(settle(run, ms[:2], t0, SESSION_MS / 1000 + args.wait))
             log(f"timings [{target}] round {rnd}: " + ", ".join(
-                f"{k}={v[-1]:.2f}s" if v and v[-1] is not None else f"{k}=-" for k, v in rows.items()))
+                f"{k}={v[-1]:.2f}s" if v and v[-1] is not None else f"{k}=-" for k, v in rows.items())
+                + f" (first: {first_how})")
         except Exception as e:  # noqa: BLE001
             notes.append(f"round {rnd}: {type(e).__name__}: {e}")
         finally:
@@ -767,15 +809,52 @@ def print_timings(tk, tg):
         log(f"{what:<36} {fa:>17} {fb:>12} {r:>15}")
 
 
+# The clients whose members are JVMs: each starts up to 3 JVMs at once, and a static member's JVM
+# must come back within the session timeout, so they take turns in one lane of their own.
+JVM_CLIENTS = ("java", "console", "groups-tool")
+
+
+def run_clients(target, boot, clients, jobs):
+    """Every client's test against one target. jobs=1: one after the other. jobs>1: the JVM clients
+    one after the other in one lane, the others in jobs-1 lanes beside it. Every client has its own
+    topic and groups, so lanes do not interfere beyond sharing the server and the CPU."""
+    def lane(queue):
+        while True:
+            with queue_lock:
+                if not queue:
+                    return
+                c = queue.pop(0)
+            log(f"--- [{target}] {c}")
+            try:
+                test_client(target, boot, c)
+            except Exception as e:  # noqa: BLE001  (a harness bug must not take the other lanes down)
+                result(target, c, "harness", "FAIL", f"{type(e).__name__}: {e}")
+
+    queue_lock = threading.Lock()
+    if jobs <= 1:
+        lane(list(clients))
+        return
+    heavy = [c for c in clients if c in JVM_CLIENTS]
+    light = [c for c in clients if c not in JVM_CLIENTS]
+    threads = [threading.Thread(target=lane, args=(heavy,))]
+    threads += [threading.Thread(target=lane, args=(light,)) for _ in range(jobs - 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def main():
     global args
-    # SIGTERM (the script's trap) unwinds like an exception, so every `finally` stops its members.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # SIGTERM (the script's trap) and Ctrl-C stop every consumer and tool process, in any lane.
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", action="append", required=True, help="TARGET=HOST:PORT (kafka, groupcoord)")
     ap.add_argument("--clients", default=",".join(ALL_CLIENTS))
     ap.add_argument("--records", type=int, default=10000)
     ap.add_argument("--wait", type=float, default=45.0, help="bound of every wait, seconds")
+    ap.add_argument("--jobs", type=int, default=1, help="client tests run side by side (see run_clients)")
     ap.add_argument("--timings", action="store_true")
     ap.add_argument("--timings-client", default="confluent-range")
     ap.add_argument("--rounds", type=int, default=3)
@@ -800,11 +879,8 @@ def main():
             f"{sum(1 for t in out.values() if any(v is None for v in t.values()))} failed")
         return 0 if ok else 1
     for target in ("kafka", "groupcoord"):
-        if target not in targets:
-            continue
-        for c in clients:
-            log(f"--- [{target}] {c}")
-            test_client(target, targets[target], c)
+        if target in targets:
+            run_clients(target, targets[target], clients, args.jobs)
     passed = sum(1 for r in results if r[3] == "PASS")
     failed = sum(1 for r in results if r[3] == "FAIL")
     skipped = sum(1 for r in results if r[3] == "SKIP")

@@ -66,6 +66,8 @@ def run_confluent():
     }
     if INSTANCE_ID:
         conf["group.instance.id"] = INSTANCE_ID
+    if os.environ.get("INTEROP_RDKAFKA_DEBUG"):  # e.g. cgrp,fetch: librdkafka's log on stderr
+        conf["debug"] = os.environ["INTEROP_RDKAFKA_DEBUG"]
     c = Consumer(conf)
 
     # The library calls assign()/incremental_assign() itself after these return.
