@@ -233,10 +233,11 @@ impl State {
             let mut out = DescribeConfigsResult::default();
             out.resource_type = res.resource_type;
             out.resource_name = res.resource_name.clone();
+            // Null or empty: every config (Kafka's ConfigHelper).
             let wanted = |k: &str| {
                 res.configuration_keys
                     .as_ref()
-                    .is_none_or(|ks| ks.iter().any(|x| x.as_str() == k))
+                    .is_none_or(|ks| ks.is_empty() || ks.iter().any(|x| x.as_str() == k))
             };
             // (name, value, source, type, read-only)
             let entries: Result<Vec<ShownConfig>, (ErrorCode, String)> = match res.resource_type {

@@ -7,6 +7,8 @@
 mod acls;
 mod admin;
 mod authz;
+#[cfg(test)]
+mod authz_tests;
 mod classic;
 pub mod data_plane;
 pub mod prevalidate;
