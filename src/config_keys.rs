@@ -916,6 +916,39 @@ mod tests {
         assert!(!c.streams_enabled);
     }
 
+    #[test]
+    fn authorizer_and_topic_default_keys() {
+        let d = b(&[]).unwrap().server;
+        assert!(!d.authorizer.enabled());
+        assert!(d.topic_defaults.auto_create_topics_enable);
+        assert_eq!(d.topic_defaults.num_partitions, 1);
+        let c = b(&[
+            (
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            ),
+            ("super.users", "User:admin; User:bob;"),
+            ("allow.everyone.if.no.acl.found", "true"),
+            ("auto.create.topics.enable", "false"),
+            ("num.partitions", "3"),
+        ])
+        .unwrap()
+        .server;
+        assert!(c.authorizer.enabled());
+        assert_eq!(c.authorizer.super_users, ["User:admin", "User:bob"]);
+        assert!(c.authorizer.allow_everyone_if_no_acl_found);
+        assert!(!c.topic_defaults.auto_create_topics_enable);
+        assert_eq!(c.topic_defaults.num_partitions, 3);
+        for (k, v) in [
+            ("authorizer.class.name", "com.example.MyAuthorizer"),
+            ("super.users", "admin"),
+            ("allow.everyone.if.no.acl.found", "maybe"),
+            ("num.partitions", "0"),
+        ] {
+            assert_eq!(b(&[(k, v)]).unwrap_err().key, k);
+        }
+    }
+
     /// docs/classic-protocol.md §C8: Kafka's defaults; only `group.max.size` has a bound.
     #[test]
     fn classic_keys() {
