@@ -909,3 +909,155 @@ fn acls_and_group_configs_survive_a_restart_and_a_compaction() {
     drop(_log);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn classic_group_requests_need_read_on_the_group() {
+    let mut st = secured();
+    let who = stranger();
+    let mut j = JoinGroupRequest::default();
+    j.group_id = GroupId(s("classic"));
+    j.session_timeout_ms = 10_000;
+    j.rebalance_timeout_ms = 10_000;
+    j.protocol_type = s("consumer");
+    let h = call(
+        &mut st,
+        &who,
+        ApiKey::JoinGroup,
+        9,
+        RequestKind::JoinGroup(j.clone()),
+    );
+    assert!(h.entries.is_empty());
+    let ResponseKind::JoinGroup(r) = kafka_resp(h) else {
+        panic!()
+    };
+    assert_eq!((r.error_code, r.generation_id), (30, -1));
+    assert!(r.protocol_name.is_none());
+    // Before v7 the protocol name is not nullable: the empty string.
+    let ResponseKind::JoinGroup(r) = kafka_resp(call(
+        &mut st,
+        &who,
+        ApiKey::JoinGroup,
+        5,
+        RequestKind::JoinGroup(j),
+    )) else {
+        panic!()
+    };
+    assert_eq!(r.protocol_name.as_deref(), Some(""));
+    let mut hb = HeartbeatRequest::default();
+    hb.group_id = GroupId(s("classic"));
+    let ResponseKind::Heartbeat(r) = kafka_resp(call(
+        &mut st,
+        &who,
+        ApiKey::Heartbeat,
+        4,
+        RequestKind::Heartbeat(hb),
+    )) else {
+        panic!()
+    };
+    assert_eq!(r.error_code, 30);
+    let mut lv = LeaveGroupRequest::default();
+    lv.group_id = GroupId(s("classic"));
+    let ResponseKind::LeaveGroup(r) = kafka_resp(call(
+        &mut st,
+        &who,
+        ApiKey::LeaveGroup,
+        5,
+        RequestKind::LeaveGroup(lv),
+    )) else {
+        panic!()
+    };
+    assert_eq!(r.error_code, 30);
+    // With READ on the group the join goes to the coordinator (deferred, as usual).
+    create_acls(
+        &mut st,
+        &peer("admin"),
+        vec![creation(
+            GROUP,
+            "classic",
+            LITERAL,
+            "User:ANONYMOUS",
+            READ,
+            ALLOW,
+        )],
+    );
+    let mut j = JoinGroupRequest::default();
+    j.group_id = GroupId(s("classic"));
+    j.session_timeout_ms = 10_000;
+    j.rebalance_timeout_ms = 10_000;
+    j.protocol_type = s("consumer");
+    let h = call(
+        &mut st,
+        &who,
+        ApiKey::JoinGroup,
+        9,
+        RequestKind::JoinGroup(j),
+    );
+    assert!(matches!(h.resp, Resp::Deferred(_)));
+}
+
+#[test]
+fn produce_and_fetch_need_write_and_read_per_topic() {
+    let mut st = secured();
+    create_topic(&mut st, &peer("admin"), "ok", 1);
+    create_topic(&mut st, &peer("admin"), "no", 1);
+    create_acls(
+        &mut st,
+        &peer("admin"),
+        vec![
+            creation(TOPIC, "ok", LITERAL, "User:app", WRITE, ALLOW),
+            creation(TOPIC, "ok", LITERAL, "User:app", READ, ALLOW),
+        ],
+    );
+    let mut f = FetchRequest::default();
+    for name in ["ok", "no"] {
+        let mut t = fetch_request::FetchTopic::default();
+        t.topic = TopicName(s(name));
+        t.partitions = vec![fetch_request::FetchPartition::default()];
+        f.topics.push(t);
+    }
+    let ResponseKind::Fetch(r) = kafka_resp(call(
+        &mut st,
+        &peer("app"),
+        ApiKey::Fetch,
+        12,
+        RequestKind::Fetch(f),
+    )) else {
+        panic!()
+    };
+    let code = |name: &str| {
+        r.responses
+            .iter()
+            .find(|t| t.topic.as_str() == name)
+            .map(|t| t.partitions[0].error_code)
+    };
+    assert_eq!(code("ok"), Some(0));
+    assert_eq!(code("no"), Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED.0));
+    let mut p = ProduceRequest::default();
+    p.acks = 1;
+    for name in ["ok", "no"] {
+        let mut t = produce_request::TopicProduceData::default();
+        t.name = TopicName(s(name));
+        let mut pd = produce_request::PartitionProduceData::default();
+        pd.records = None;
+        t.partition_data = vec![pd];
+        p.topic_data.push(t);
+    }
+    let ResponseKind::Produce(r) = kafka_resp(call(
+        &mut st,
+        &peer("app"),
+        ApiKey::Produce,
+        9,
+        RequestKind::Produce(p),
+    )) else {
+        panic!()
+    };
+    let no = r
+        .responses
+        .iter()
+        .find(|t| t.name.as_str() == "no")
+        .unwrap();
+    assert_eq!(
+        no.partition_responses[0].error_code,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED.0
+    );
+}
