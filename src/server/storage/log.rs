@@ -14,7 +14,7 @@
 //!           op int8 (0 = create, 1 = delete) | resource type int8 | resource name string |
 //!           pattern type int8 | principal string | host string | operation int8 |
 //!           permission int8 (Kafka's codes)
-//!   kind 4: group config changes, body = Kafka array (count int32), per change:
+//!   kind 5: group config changes, body = Kafka array (count int32), per change:
 //!           group id string | key string | value nullable string (null = delete)
 //! ```
 //!
@@ -57,7 +57,7 @@ const KIND_END: u8 = 2;
 const TRAILER: usize = HEADER + 1 + 12;
 const KIND_ACLS: u8 = 3;
 const ACL_ENTRY: &str = "AclEntry";
-const KIND_GROUP_CONFIGS: u8 = 4;
+const KIND_GROUP_CONFIGS: u8 = 5;
 const GROUP_CONFIG_ENTRY: &str = "GroupConfigEntry";
 /// Refuse batches larger than this (a corrupt length field).
 const MAX_BATCH: usize = 256 * 1024 * 1024;
@@ -944,5 +944,42 @@ mod tests {
         assert!(decode_payload(&[1, 0x7f, 0xff, 0xff, 0xff]).is_err());
         let e = decode_payload(&[1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0]).err();
         assert_eq!(e.as_deref(), Some("unknown topic op 9"));
+    }
+
+    /// ACL and group config entries: their kinds (3 and 5; 4 is SCRAM credentials) and a round
+    /// trip; unknown codes are refused by name.
+    #[test]
+    fn acl_and_group_config_entries_round_trip() {
+        let acl = crate::server::acl::validate_new(3, "app", 4, "User:a", "*", 3, 2).unwrap();
+        let entry = LogEntry::Acls(vec![AclChange::Create(acl.clone()), AclChange::Delete(acl)]);
+        let framed = encode_entry(&entry).unwrap();
+        assert_eq!(framed[HEADER], 3);
+        assert_eq!(decode_payload(&framed[HEADER..]).unwrap(), entry);
+        let entry = LogEntry::GroupConfigs(vec![
+            GroupConfigChange {
+                group: "g".into(),
+                key: "streams.num.standby.replicas".into(),
+                value: Some("1".into()),
+            },
+            GroupConfigChange {
+                group: "g".into(),
+                key: "streams.session.timeout.ms".into(),
+                value: None,
+            },
+        ]);
+        let framed = encode_entry(&entry).unwrap();
+        assert_eq!(framed[HEADER], 5);
+        assert_eq!(decode_payload(&framed[HEADER..]).unwrap(), entry);
+        // One ACL with an unknown operation code (99).
+        let mut bad = vec![
+            3, 0, 0, 0, 1, 0, 3, 0, 1, b'g', 3, 0, 1, b'U', 0, 1, b'*', 99, 3,
+        ];
+        assert_eq!(
+            decode_payload(&bad).err().as_deref(),
+            Some("unknown ACL operation 99")
+        );
+        bad[17] = 3;
+        bad[1] = 0x7f; // a hostile count
+        assert!(decode_payload(&bad).is_err());
     }
 }
