@@ -15,6 +15,7 @@ impl ErrorCode {
     pub const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode(-1);
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
+    pub const LEADER_NOT_AVAILABLE: ErrorCode = ErrorCode(5);
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     pub const OFFSET_METADATA_TOO_LARGE: ErrorCode = ErrorCode(12);
     pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
@@ -41,6 +42,7 @@ impl ErrorCode {
     pub const POLICY_VIOLATION: ErrorCode = ErrorCode(44);
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
+    pub const SECURITY_DISABLED: ErrorCode = ErrorCode(54);
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
     pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
     pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
