@@ -59,6 +59,10 @@ pub struct ServerKeys {
     /// (unbounded); groupcoord's is [`DEFAULT_QUEUED_MAX_REQUEST_BYTES`]. `<= 0` = unbounded; a
     /// positive value must be at least `socket.request.max.bytes`, as in Kafka.
     pub queued_max_request_bytes: i64,
+    /// `authorizer.class.name`, `super.users`, `allow.everyone.if.no.acl.found`.
+    pub authorizer: AuthorizerKeys,
+    /// `auto.create.topics.enable`, `num.partitions`.
+    pub topic_defaults: TopicDefaults,
 }
 
 /// groupcoord's default `max.connections`.
@@ -75,8 +79,110 @@ impl Default for ServerKeys {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_ip: i32::MAX,
             queued_max_request_bytes: DEFAULT_QUEUED_MAX_REQUEST_BYTES,
+            authorizer: AuthorizerKeys::default(),
+            topic_defaults: TopicDefaults::default(),
         }
     }
+}
+
+// ---- Authorization and topic defaults (Kafka's keys) ----
+
+/// The `authorizer.class.name` values that turn Kafka's ACL authorizer on.
+pub const AUTHORIZER_CLASSES: &[&str] = &[
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+];
+
+/// Authorizer keys of a Kafka broker.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuthorizerKeys {
+    /// `authorizer.class.name`: empty (Kafka's default: no authorizer) or one of
+    /// [`AUTHORIZER_CLASSES`].
+    pub class_name: String,
+    /// `super.users`: principals allowed everything (`User:admin;User:bob`).
+    pub super_users: Vec<String>,
+    /// `allow.everyone.if.no.acl.found` (default false): a resource without any ACL is open.
+    pub allow_everyone_if_no_acl_found: bool,
+}
+
+impl AuthorizerKeys {
+    /// Whether requests are authorized at all.
+    pub fn enabled(&self) -> bool {
+        !self.class_name.is_empty()
+    }
+}
+
+/// Topic creation defaults of a Kafka broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicDefaults {
+    /// `auto.create.topics.enable` (Kafka's default true): Metadata (when the request allows
+    /// it) and Produce create unknown topics.
+    pub auto_create_topics_enable: bool,
+    /// `num.partitions` (default 1): partitions of auto-created topics and of CreateTopics
+    /// requests that leave the count to the broker.
+    pub num_partitions: i32,
+}
+
+impl Default for TopicDefaults {
+    fn default() -> Self {
+        TopicDefaults {
+            auto_create_topics_enable: true,
+            num_partitions: 1,
+        }
+    }
+}
+
+/// Authorizer and topic-default keys.
+pub const AUTHORIZER_KEYS: &[&str] = &[
+    "authorizer.class.name",
+    "super.users",
+    "allow.everyone.if.no.acl.found",
+    "auto.create.topics.enable",
+    "num.partitions",
+];
+
+/// Apply one of [`AUTHORIZER_KEYS`]; `None` when `k` is not one of them.
+fn apply_authorizer_key(s: &mut ServerKeys, k: &str, v: &str) -> Option<Result<(), ConfigError>> {
+    let r = match k {
+        "authorizer.class.name" => {
+            let name = v.trim();
+            if name.is_empty() || AUTHORIZER_CLASSES.contains(&name) {
+                s.authorizer.class_name = name.to_string();
+                Ok(())
+            } else {
+                Err(err(
+                    k,
+                    format!(
+                        "unknown authorizer `{name}` (supported: {}; custom classes cannot be loaded)",
+                        AUTHORIZER_CLASSES.join(", ")
+                    ),
+                ))
+            }
+        }
+        "super.users" => {
+            s.authorizer.super_users = v
+                .split(';')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect();
+            match s.authorizer.super_users.iter().find(|p| !p.contains(':')) {
+                Some(p) => Err(err(k, format!("`{p}` is not a principal (Type:name)"))),
+                None => Ok(()),
+            }
+        }
+        "allow.everyone.if.no.acl.found" => {
+            parse_bool(k, v).map(|b| s.authorizer.allow_everyone_if_no_acl_found = b)
+        }
+        "auto.create.topics.enable" => {
+            parse_bool(k, v).map(|b| s.topic_defaults.auto_create_topics_enable = b)
+        }
+        "num.partitions" => parse_int(k, v)
+            .and_then(|n| at_least(k, n, 1))
+            .map(|n| s.topic_defaults.num_partitions = n),
+        _ => return None,
+    };
+    Some(r)
 }
 
 /// Everything a properties file configures.
@@ -403,6 +509,11 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                     None => return Err(err(k, "unknown config key")),
                 }
             }
+            _ if AUTHORIZER_KEYS.contains(&k) => {
+                if let Some(r) = apply_authorizer_key(&mut s, k, v) {
+                    r?;
+                }
+            }
             _ => {
                 let Some((gid, gk)) = split_group_key(k) else {
                     return Err(err(k, "unknown config key"));
@@ -435,7 +546,13 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
     })
 }
 
-fn apply_group_key(g: &mut GroupConfig, k: &str, gk: &str, v: &str) -> Result<(), ConfigError> {
+/// Apply one group-level key (`gk`, named `k` in errors) to an override set.
+pub(crate) fn apply_group_key(
+    g: &mut GroupConfig,
+    k: &str,
+    gk: &str,
+    v: &str,
+) -> Result<(), ConfigError> {
     match gk {
         "streams.session.timeout.ms" => g.session_timeout_ms = Some(parse_int(k, v)?),
         "streams.heartbeat.interval.ms" => g.heartbeat_interval_ms = Some(parse_int(k, v)?),
@@ -801,6 +918,39 @@ mod tests {
         );
         assert_eq!(c.for_group("my.app").num_standby_replicas, 1);
         assert!(!c.streams_enabled);
+    }
+
+    #[test]
+    fn authorizer_and_topic_default_keys() {
+        let d = b(&[]).unwrap().server;
+        assert!(!d.authorizer.enabled());
+        assert!(d.topic_defaults.auto_create_topics_enable);
+        assert_eq!(d.topic_defaults.num_partitions, 1);
+        let c = b(&[
+            (
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            ),
+            ("super.users", "User:admin; User:bob;"),
+            ("allow.everyone.if.no.acl.found", "true"),
+            ("auto.create.topics.enable", "false"),
+            ("num.partitions", "3"),
+        ])
+        .unwrap()
+        .server;
+        assert!(c.authorizer.enabled());
+        assert_eq!(c.authorizer.super_users, ["User:admin", "User:bob"]);
+        assert!(c.authorizer.allow_everyone_if_no_acl_found);
+        assert!(!c.topic_defaults.auto_create_topics_enable);
+        assert_eq!(c.topic_defaults.num_partitions, 3);
+        for (k, v) in [
+            ("authorizer.class.name", "com.example.MyAuthorizer"),
+            ("super.users", "admin"),
+            ("allow.everyone.if.no.acl.found", "maybe"),
+            ("num.partitions", "0"),
+        ] {
+            assert_eq!(b(&[(k, v)]).unwrap_err().key, k);
+        }
     }
 
     /// docs/classic-protocol.md §C8: Kafka's defaults; only `group.max.size` has a bound.

@@ -19,6 +19,8 @@ impl ErrorCode {
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     /// A record batch that fails its checks.
     pub const CORRUPT_MESSAGE: ErrorCode = ErrorCode(2);
+    /// The partition has no leader right now (e.g. a topic still being created).
+    pub const LEADER_NOT_AVAILABLE: ErrorCode = ErrorCode(5);
     /// The topic or partition does not exist.
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     /// Commit metadata longer than `offset.metadata.max.bytes`.
@@ -71,6 +73,8 @@ impl ErrorCode {
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
     /// Not authorized for the transactional id.
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(53);
+    /// The request needs security features (an authorizer) that are not enabled.
+    pub const SECURITY_DISABLED: ErrorCode = ErrorCode(54);
     /// The group does not exist.
     pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
     /// The group still has members.

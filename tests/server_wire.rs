@@ -32,7 +32,45 @@ async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
     o.topics = vec![("input".into(), 3)];
     o.server.socket_request_max_bytes = 1024 * 1024;
+    // These tests look at unknown topics; auto-creation has its own test below.
+    o.server.topic_defaults.auto_create_topics_enable = false;
     (start(o).await.expect("server starts"), dir)
+}
+
+/// Kafka's default `auto.create.topics.enable=true`: a Metadata request for an unknown topic
+/// creates it (`num.partitions`) and answers LEADER_NOT_AVAILABLE; the next one sees it.
+/// Metadata v0-3 always allows auto-creation; v4+ only when the request says so.
+#[tokio::test]
+async fn metadata_auto_creates_unknown_topics_by_default() {
+    let dir = temp_dir("autocreate");
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.server.topic_defaults.num_partitions = 2;
+    let srv = start(o).await.expect("server starts");
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    let ask = |name: &str, allow: bool| {
+        let mut t = MetadataRequestTopic::default();
+        t.name = Some(TopicName(s(name)));
+        let mut req = MetadataRequest::default();
+        req.topics = Some(vec![t]);
+        req.allow_auto_topic_creation = allow;
+        req
+    };
+    let r: MetadataResponse = c.call(12, &ask("fresh", false)).await.unwrap();
+    assert_eq!(r.topics[0].error_code, 3, "not allowed by the request");
+    let r: MetadataResponse = c.call(12, &ask("fresh", true)).await.unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 5,
+        "LEADER_NOT_AVAILABLE while created"
+    );
+    let r: MetadataResponse = c.call(12, &ask("fresh", false)).await.unwrap();
+    assert_eq!(
+        (r.topics[0].error_code, r.topics[0].partitions.len()),
+        (0, 2)
+    );
+    // (v1 has no such field: the request cannot even say no.)
+    let r: MetadataResponse = c.call(1, &ask("old-client", true)).await.unwrap();
+    assert_eq!(r.topics[0].error_code, 5, "v1 always allows auto-creation");
+    srv.shutdown().await;
 }
 
 fn range(key: i16) -> (i16, i16) {

@@ -182,8 +182,12 @@ impl Connection {
                     frame.reservation,
                 )
             }
-            Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r))) => {
-                let resp = kafka::find_coordinator(&shared.host, shared.port, h.api_version, &r);
+            // With an authorizer, the owner answers it (DESCRIBE on the group).
+            Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r)))
+                if !shared.authorize =>
+            {
+                let resp =
+                    kafka::find_coordinator(&shared.host, shared.port, h.api_version, &r, |_| true);
                 ready(
                     &h,
                     Resp::Kafka(ResponseKind::FindCoordinator(resp)),

@@ -19,6 +19,7 @@
 //! * `web`: static files, the live view (`/api/groups`, SSE), `/metrics`.
 //! * [`tools`]: a small client, `bench load` and the `--demo` members.
 
+pub mod acl;
 mod codec88;
 mod commit;
 mod connection;
@@ -131,6 +132,9 @@ pub(crate) struct Shared {
     pub streams_enabled: bool,
     /// Request bytes held by all connections (`queued.max.request.bytes`).
     pub request_memory: MemoryBudget,
+    /// An authorizer is configured: every request but ApiVersions goes to the owner, which
+    /// holds the ACLs.
+    pub authorize: bool,
     /// The advertised address (this server is node 0).
     pub host: String,
     pub port: i32,
@@ -286,6 +290,8 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         .map_err(|e| StartError::Other(e.to_string()))?;
     let coord = Coordinator::new(opts.coordinator.clone());
     let mut state = State::new(coord, addr.ip().to_string(), addr.port() as i32);
+    state.authorizer = acl::Authorizer::new(&opts.server.authorizer);
+    state.topic_defaults = opts.server.topic_defaults.clone();
     let mut log = storage::recover(&opts.data_dir, opts.snapshot_bytes, &mut state)?;
 
     // Topics from the command line (and the demo's).
@@ -324,6 +330,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         owner: owner_tx,
         streams_enabled: opts.coordinator.streams_enabled,
         request_memory: MemoryBudget::new(server_budget(&opts.server)),
+        authorize: opts.server.authorizer.enabled(),
         host: addr.ip().to_string(),
         port: addr.port() as i32,
     });

@@ -81,6 +81,11 @@ kafka_enums! {
     OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse),
     OffsetDelete(OffsetDeleteRequest, OffsetDeleteResponse),
+    DescribeAcls(DescribeAclsRequest, DescribeAclsResponse),
+    CreateAcls(CreateAclsRequest, CreateAclsResponse),
+    DeleteAcls(DeleteAclsRequest, DeleteAclsResponse),
+    DescribeConfigs(DescribeConfigsRequest, DescribeConfigsResponse),
+    IncrementalAlterConfigs(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -110,6 +115,12 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::OffsetForLeaderEpoch as i16, 2, 4), // data_plane
     (ApiKey::DeleteGroups as i16, 0, 2),
     (ApiKey::OffsetDelete as i16, 0, 0),
+    // v0-1 of the ACL keys and DescribeConfigs v0 were removed in Kafka 4.0 (KIP-896).
+    (ApiKey::DescribeAcls as i16, 2, 3),
+    (ApiKey::CreateAcls as i16, 2, 3),
+    (ApiKey::DeleteAcls as i16, 2, 3),
+    (ApiKey::DescribeConfigs as i16, 1, 4),
+    (ApiKey::IncrementalAlterConfigs as i16, 0, 1),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,

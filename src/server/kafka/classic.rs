@@ -23,7 +23,9 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::coordinator::classic::{ClassicReply, RequestToken};
+use crate::error::ErrorCode;
 use crate::protocol::classic as core;
+use crate::server::acl::{Operation, ResourceType};
 use crate::server::peer::Peer;
 use crate::server::storage::log::LogEntry;
 use crate::server::wire::{Header, Resp, ResponseKind};
@@ -200,58 +202,108 @@ impl State {
         resp
     }
 
+    /// DescribeGroups: DESCRIBE on each group (refused ones first, as Kafka answers them);
+    /// `authorized_operations` (v3+, when asked) computed from the ACLs.
     pub(super) fn describe_groups(
         &self,
+        peer: &Peer,
         v: i16,
         r: &DescribeGroupsRequest,
     ) -> DescribeGroupsResponse {
-        let ids: Vec<String> = r.groups.iter().map(|g| g.0.to_string()).collect();
+        let (ids, denied): (Vec<String>, Vec<String>) = r
+            .groups
+            .iter()
+            .map(|g| g.0.to_string())
+            .partition(|g| self.allowed(peer, Operation::Describe, ResourceType::Group, g));
         let mut resp = DescribeGroupsResponse::default();
-        resp.groups = self
-            .coord
-            .describe_groups(&ids, v)
+        resp.groups = denied
             .into_iter()
-            .map(|d| {
+            .map(|g| {
                 let mut k = KDescribedGroup::default();
-                k.error_code = d.error_code.0;
-                if v >= 6 {
-                    k.error_message = d.error_message.map(s);
-                }
-                k.group_id = GroupId(s(d.group_id));
-                k.group_state = s(d.group_state);
-                k.protocol_type = s(d.protocol_type);
-                k.protocol_data = s(d.protocol_data);
-                k.members = d
-                    .members
-                    .into_iter()
-                    .map(|m| {
-                        let mut km = DescribedGroupMember::default();
-                        km.member_id = s(m.member_id);
-                        if v >= 4 {
-                            km.group_instance_id = m.group_instance_id.map(s);
-                        }
-                        km.client_id = s(m.client_id);
-                        km.client_host = s(m.client_host);
-                        km.member_metadata = Bytes::from(m.member_metadata);
-                        km.member_assignment = Bytes::from(m.member_assignment);
-                        km
-                    })
-                    .collect();
+                k.error_code = ErrorCode::GROUP_AUTHORIZATION_FAILED.0;
+                k.group_id = GroupId(s(g));
+                k.authorized_operations = i32::MIN;
                 k
             })
             .collect();
+        let with_ops = v >= 3 && r.include_authorized_operations;
+        let described = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.coord.describe_groups(&ids, v)
+        };
+        resp.groups.extend(described.into_iter().map(|d| {
+            let mut k = KDescribedGroup::default();
+            k.error_code = d.error_code.0;
+            if v >= 6 {
+                k.error_message = d.error_message.map(s);
+            }
+            k.group_id = GroupId(s(d.group_id));
+            k.group_state = s(d.group_state);
+            k.protocol_type = s(d.protocol_type);
+            k.protocol_data = s(d.protocol_data);
+            k.members = d
+                .members
+                .into_iter()
+                .map(|m| {
+                    let mut km = DescribedGroupMember::default();
+                    km.member_id = s(m.member_id);
+                    if v >= 4 {
+                        km.group_instance_id = m.group_instance_id.map(s);
+                    }
+                    km.client_id = s(m.client_id);
+                    km.client_host = s(m.client_host);
+                    km.member_metadata = Bytes::from(m.member_metadata);
+                    km.member_assignment = Bytes::from(m.member_assignment);
+                    km
+                })
+                .collect();
+            k.authorized_operations = if with_ops && d.error_code.0 == 0 {
+                self.group_operations(peer, &k.group_id)
+            } else {
+                i32::MIN
+            };
+            k
+        }));
         resp
     }
 
+    /// OffsetDelete (DELETE on the group is checked by `State::refused`): READ on each topic;
+    /// refused topics answered TOPIC_AUTHORIZATION_FAILED per partition.
     pub(super) fn offset_delete(
         &mut self,
         now: Millis,
+        peer: &Peer,
         r: &OffsetDeleteRequest,
         entries: &mut Vec<LogEntry>,
     ) -> OffsetDeleteResponse {
-        let topics: Vec<(String, Vec<i32>)> = r
+        let (allowed, denied): (Vec<_>, Vec<_>) = r
             .topics
             .iter()
+            .partition(|t| self.topic_allowed(peer, Operation::Read, &t.name));
+        let refused = denied.into_iter().map(|t| {
+            let mut k = OffsetDeleteResponseTopic::default();
+            k.name = t.name.clone();
+            k.partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut kp = OffsetDeleteResponsePartition::default();
+                    kp.partition_index = p.partition_index;
+                    kp.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.0;
+                    kp
+                })
+                .collect();
+            k
+        });
+        let refused: Vec<OffsetDeleteResponseTopic> = refused.collect();
+        if allowed.is_empty() && !refused.is_empty() {
+            let mut resp = OffsetDeleteResponse::default();
+            resp.topics = refused;
+            return resp;
+        }
+        let topics: Vec<(String, Vec<i32>)> = allowed
+            .into_iter()
             .map(|t| {
                 let ps = t.partitions.iter().map(|p| p.partition_index).collect();
                 (t.name.0.to_string(), ps)
@@ -279,6 +331,7 @@ impl State {
                 t
             })
             .collect();
+        resp.topics.extend(refused);
         resp
     }
 

@@ -4,6 +4,11 @@
 //! sockets, no clock, no threads: the owner task drives it, and the unit tests (`tests.rs`) call it
 //! directly.
 
+mod acls;
+mod admin;
+mod authz;
+#[cfg(test)]
+mod authz_tests;
 mod classic;
 pub mod data_plane;
 pub mod prevalidate;
@@ -38,10 +43,12 @@ use crate::topic;
 use crate::topology::MetadataImage;
 use crate::types::Millis;
 
+use crate::config_keys::TopicDefaults;
 use crate::coordinator::{
     Coordinator, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
     Outcome, RequestContext,
 };
+use crate::server::acl::{Authorizer, Operation, ResourceType};
 use crate::server::peer::Peer;
 use crate::server::storage::log::{LogEntry, TopicChange};
 use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
@@ -72,6 +79,14 @@ pub struct State {
     ctx: RequestContext,
     /// JoinGroup / SyncGroup requests waiting for their answer.
     deferred: classic::Deferred,
+    /// The ACLs and authorizer settings (off unless `authorizer.class.name` is set).
+    pub authorizer: Authorizer,
+    /// `auto.create.topics.enable`, `num.partitions`.
+    pub topic_defaults: TopicDefaults,
+    /// Group configs set over the wire (IncrementalAlterConfigs), by group and key.
+    pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
+    /// The group overrides of the properties file (the dynamic ones apply on top).
+    static_group_overrides: BTreeMap<String, crate::config::GroupConfig>,
 }
 
 /// The result of one request.
@@ -85,6 +100,7 @@ impl State {
         let mut data = data_plane::DataPlane::new();
         data.set_max_bytes(coord.config().limits.max_data_plane_mb.max(0) as usize * 1024 * 1024);
         State {
+            static_group_overrides: coord.config().group_overrides.clone(),
             coord,
             topics: BTreeMap::new(),
             host,
@@ -93,6 +109,9 @@ impl State {
             data,
             ctx: RequestContext::default(),
             deferred: classic::Deferred::default(),
+            authorizer: Authorizer::default(),
+            topic_defaults: TopicDefaults::default(),
+            group_configs: BTreeMap::new(),
         }
     }
 
@@ -191,13 +210,16 @@ impl State {
         self.counters.requests += 1;
         let mut entries = Vec::new();
         let v = h.api_version;
+        if let Some(resp) = self.refused(h, peer, req) {
+            return Handled { resp, entries };
+        }
         let resp = match req {
             Req::Heartbeat(r) => {
                 self.counters.heartbeats += 1;
                 Resp::Heartbeat(self.heartbeat(now, h, peer, r, &mut entries))
             }
             Req::Describe(r) => Resp::Describe(if self.coord.config().streams_enabled {
-                self.coord.streams_group_describe(r, v)
+                self.streams_describe(peer, r, v)
             } else {
                 let mut d = crate::protocol::StreamsGroupDescribeResponse::default();
                 for g in &r.group_ids {
@@ -229,49 +251,70 @@ impl State {
                 RequestKind::Heartbeat(r) => {
                     ResponseKind::Heartbeat(self.classic_heartbeat(now, r, &mut entries))
                 }
+                RequestKind::CreateAcls(r) => {
+                    ResponseKind::CreateAcls(self.create_acls(peer, r, &mut entries))
+                }
+                RequestKind::DescribeAcls(r) => {
+                    ResponseKind::DescribeAcls(self.describe_acls(peer, r))
+                }
+                RequestKind::DeleteAcls(r) => {
+                    ResponseKind::DeleteAcls(self.delete_acls(peer, r, &mut entries))
+                }
+                RequestKind::DescribeConfigs(r) => {
+                    ResponseKind::DescribeConfigs(self.describe_configs(peer, v, r))
+                }
+                RequestKind::IncrementalAlterConfigs(r) => ResponseKind::IncrementalAlterConfigs(
+                    self.incremental_alter_configs(now, peer, r, &mut entries),
+                ),
                 RequestKind::LeaveGroup(r) => {
                     ResponseKind::LeaveGroup(self.leave_group(now, v, r, &mut entries))
                 }
                 RequestKind::OffsetDelete(r) => {
-                    ResponseKind::OffsetDelete(self.offset_delete(now, r, &mut entries))
+                    ResponseKind::OffsetDelete(self.offset_delete(now, peer, r, &mut entries))
                 }
-                RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, r)),
-                RequestKind::FindCoordinator(r) => {
-                    ResponseKind::FindCoordinator(find_coordinator(&self.host, self.port, v, r))
+                RequestKind::Metadata(r) => {
+                    ResponseKind::Metadata(self.metadata(peer, v, r, &mut entries))
                 }
-                RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(r)),
+                RequestKind::FindCoordinator(r) => ResponseKind::FindCoordinator(find_coordinator(
+                    &self.host,
+                    self.port,
+                    v,
+                    r,
+                    |g| self.allowed(peer, Operation::Describe, ResourceType::Group, g),
+                )),
+                RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(peer, r)),
                 RequestKind::DescribeGroups(r) => {
-                    ResponseKind::DescribeGroups(self.describe_groups(v, r))
+                    ResponseKind::DescribeGroups(self.describe_groups(peer, v, r))
                 }
                 RequestKind::DeleteGroups(r) => {
-                    ResponseKind::DeleteGroups(self.delete_groups(now, r, &mut entries))
+                    ResponseKind::DeleteGroups(self.delete_groups(now, peer, r, &mut entries))
                 }
                 RequestKind::CreateTopics(r) => {
-                    ResponseKind::CreateTopics(self.create_topics(v, r, &mut entries))
+                    ResponseKind::CreateTopics(self.create_topics(peer, v, r, &mut entries))
                 }
                 RequestKind::DeleteTopics(r) => {
-                    ResponseKind::DeleteTopics(self.delete_topics(v, r, &mut entries))
+                    ResponseKind::DeleteTopics(self.delete_topics(peer, v, r, &mut entries))
                 }
                 RequestKind::OffsetCommit(r) => {
-                    ResponseKind::OffsetCommit(self.offset_commit(now, v, r, &mut entries))
+                    ResponseKind::OffsetCommit(self.offset_commit(now, peer, v, r, &mut entries))
                 }
-                RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(self.offset_fetch(v, r)),
+                RequestKind::OffsetFetch(r) => {
+                    ResponseKind::OffsetFetch(self.offset_fetch(peer, v, r))
+                }
                 RequestKind::ListOffsets(r) => {
-                    ResponseKind::ListOffsets(self.data.list_offsets(&self.topics, r, v))
+                    ResponseKind::ListOffsets(self.list_offsets(peer, r, v))
                 }
-                RequestKind::Fetch(r) => ResponseKind::Fetch(self.data.fetch(&self.topics, r, v)),
-                RequestKind::Produce(r) => {
-                    ResponseKind::Produce(self.data.produce(&self.topics, r, v))
-                }
+                RequestKind::Fetch(r) => ResponseKind::Fetch(self.fetch(peer, r, v)),
+                RequestKind::Produce(r) => ResponseKind::Produce(self.produce(peer, r, v)),
                 RequestKind::InitProducerId(r) => {
                     ResponseKind::InitProducerId(self.data.init_producer_id(r, v))
                 }
                 RequestKind::DeleteRecords(r) => {
-                    ResponseKind::DeleteRecords(self.data.delete_records(&self.topics, r, v))
+                    ResponseKind::DeleteRecords(self.delete_records(peer, r, v))
                 }
-                RequestKind::OffsetForLeaderEpoch(r) => ResponseKind::OffsetForLeaderEpoch(
-                    self.data.offset_for_leader_epoch(&self.topics, r, v),
-                ),
+                RequestKind::OffsetForLeaderEpoch(r) => {
+                    ResponseKind::OffsetForLeaderEpoch(self.offset_for_leader_epoch(peer, r, v))
+                }
             }),
         };
         Handled { resp, entries }
@@ -288,7 +331,19 @@ impl State {
         // Broker-layer checks (streams enabled, internal/invalid topic names, spec §3.1) are
         // done by the coordinator itself.
         self.update_ctx(h, peer);
-        let o = self.coord.streams_group_heartbeat(now, &self.ctx, r);
+        let mut o = self.coord.streams_group_heartbeat(now, &self.ctx, r);
+        let names: Vec<String> = o.topics_to_create.iter().map(|t| t.name.clone()).collect();
+        let refused: Vec<String> = self
+            .uncreatable(peer, &names)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        if !refused.is_empty() {
+            // Kafka creates none of them then, and tells the member why.
+            o.topics_to_create.clear();
+            let refused: Vec<&str> = refused.iter().map(String::as_str).collect();
+            authz::note_uncreatable(&mut o.response, &refused);
+        }
         self.absorb(o, entries)
     }
 
@@ -306,7 +361,18 @@ impl State {
         self.ctx.api_version = h.api_version;
     }
 
-    fn metadata(&self, v: i16, r: &MetadataRequest) -> MetadataResponse {
+    /// Metadata: DESCRIBE per topic (refused topics answered TOPIC_AUTHORIZATION_FAILED, or
+    /// left out of an all-topics answer), and Kafka's auto-creation of unknown topics when the
+    /// request allows it and `auto.create.topics.enable` is on (CREATE on the cluster or the
+    /// topic): the topic is created and answered LEADER_NOT_AVAILABLE, as a broker does while
+    /// the controller creates it, so the client asks again.
+    fn metadata(
+        &mut self,
+        peer: &Peer,
+        v: i16,
+        r: &MetadataRequest,
+        entries: &mut Vec<LogEntry>,
+    ) -> MetadataResponse {
         let mut resp = MetadataResponse::default();
         let mut b = MetadataResponseBroker::default();
         b.node_id = BrokerId(0);
@@ -317,14 +383,45 @@ impl State {
             resp.cluster_id = Some(s("groupcoord"));
         }
         resp.controller_id = BrokerId(if v >= 1 { 0 } else { -1 });
-        let names: Vec<String> = match &r.topics {
-            None => self.topics.keys().cloned().collect(),
-            Some(ts) if ts.is_empty() && v == 0 => self.topics.keys().cloned().collect(),
-            Some(ts) => ts
-                .iter()
-                .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
-                .collect(),
+        let all_topics = match &r.topics {
+            None => true,
+            Some(ts) => ts.is_empty() && v == 0,
         };
+        let mut names: Vec<String> = if all_topics {
+            self.topics.keys().cloned().collect()
+        } else {
+            let mut seen = std::collections::BTreeSet::new();
+            r.topics
+                .iter()
+                .flatten()
+                .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+                .filter(|n| seen.insert(n.clone()))
+                .collect()
+        };
+        let denied_describe: Vec<String> = names
+            .iter()
+            .filter(|n| !self.topic_allowed(peer, Operation::Describe, n))
+            .cloned()
+            .collect();
+        names.retain(|n| !denied_describe.contains(n));
+        let auto_create = !all_topics
+            && (v < 4 || r.allow_auto_topic_creation)
+            && self.topic_defaults.auto_create_topics_enable;
+        let mut denied_create = Vec::new();
+        if auto_create && !self.cluster_allowed(peer, Operation::Create) {
+            let missing: Vec<String> = names
+                .iter()
+                .filter(|n| !self.topics.contains_key(*n))
+                .cloned()
+                .collect();
+            denied_create = missing
+                .into_iter()
+                .filter(|n| !self.topic_allowed(peer, Operation::Create, n))
+                .collect();
+            names.retain(|n| !denied_create.contains(n));
+        }
+        let limits = self.coord.config().limits;
+        let mut creates = Vec::new();
         for name in names {
             let mut t = MetadataResponseTopic::default();
             t.name = Some(TopicName(s(name.clone())));
@@ -343,20 +440,49 @@ impl State {
                         })
                         .collect();
                 }
-                None => {
-                    t.error_code = if topic::is_valid_name(&name) {
-                        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
-                    } else {
-                        ErrorCode::INVALID_TOPIC_EXCEPTION.0
-                    };
+                None if !topic::is_valid_name(&name) => {
+                    t.error_code = ErrorCode::INVALID_TOPIC_EXCEPTION.0;
                 }
+                None if auto_create
+                    && !topic::is_internal(&name)
+                    && self.topics.len() + creates.len() < limits.max_topics.max(0) as usize
+                    && limits
+                        .check_partitions(&name, self.topic_defaults.num_partitions)
+                        .is_ok() =>
+                {
+                    creates.push(TopicChange::Set {
+                        name: name.clone(),
+                        partitions: self.topic_defaults.num_partitions,
+                    });
+                    t.error_code = ErrorCode::LEADER_NOT_AVAILABLE.0;
+                }
+                None => t.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0,
             }
             resp.topics.push(t);
+        }
+        self.change_topics(creates, entries);
+        let refused = |name: String, internal: bool| {
+            let mut t = MetadataResponseTopic::default();
+            t.is_internal = internal;
+            t.name = Some(TopicName(s(name)));
+            t.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.0;
+            t
+        };
+        for name in denied_create {
+            let internal = topic::is_internal(&name);
+            resp.topics.push(refused(name, internal));
+        }
+        if !all_topics {
+            resp.topics
+                .extend(denied_describe.into_iter().map(|n| refused(n, false)));
         }
         resp
     }
 
-    fn list_groups(&self, r: &ListGroupsRequest) -> ListGroupsResponse {
+    /// ListGroups: everything with DESCRIBE on the cluster, else only the groups the caller
+    /// may DESCRIBE.
+    fn list_groups(&self, peer: &Peer, r: &ListGroupsRequest) -> ListGroupsResponse {
+        let everything = self.cluster_allowed(peer, Operation::Describe);
         let states: Vec<String> = r.states_filter.iter().map(|x| snake(x.as_str())).collect();
         let types: Vec<String> = r
             .types_filter
@@ -368,6 +494,10 @@ impl State {
             .coord
             .list_groups(&states, &types)
             .into_iter()
+            .filter(|g| {
+                everything
+                    || self.allowed(peer, Operation::Describe, ResourceType::Group, &g.group_id)
+            })
             .map(|g| {
                 let mut l = KListedGroup::default();
                 l.group_id = GroupId(s(g.group_id));
@@ -380,18 +510,32 @@ impl State {
         resp
     }
 
+    /// DeleteGroups: DELETE on each group; the refused ones are answered after the others.
     fn delete_groups(
         &mut self,
         now: Millis,
+        peer: &Peer,
         r: &DeleteGroupsRequest,
         entries: &mut Vec<LogEntry>,
     ) -> DeleteGroupsResponse {
-        let ids: Vec<String> = r.groups_names.iter().map(|g| g.0.to_string()).collect();
-        let o = self.coord.delete_groups(now, &ids);
-        let res = self.absorb(o, entries);
+        let (ids, denied): (Vec<String>, Vec<String>) = r
+            .groups_names
+            .iter()
+            .map(|g| g.0.to_string())
+            .partition(|g| self.allowed(peer, Operation::Delete, ResourceType::Group, g));
+        let res = if ids.is_empty() && !denied.is_empty() {
+            Vec::new()
+        } else {
+            let o = self.coord.delete_groups(now, &ids);
+            self.absorb(o, entries)
+        };
+        let refused = denied
+            .into_iter()
+            .map(|g| (g, ErrorCode::GROUP_AUTHORIZATION_FAILED));
         let mut resp = DeleteGroupsResponse::default();
         resp.results = res
             .into_iter()
+            .chain(refused)
             .map(|(g, e)| {
                 let mut d = DeletableGroupResult::default();
                 d.group_id = GroupId(s(g));
@@ -402,12 +546,16 @@ impl State {
         resp
     }
 
+    /// CreateTopics: CREATE on the cluster, else on each topic (refused: "Authorization
+    /// failed.", as the controller answers).
     fn create_topics(
         &mut self,
+        peer: &Peer,
         v: i16,
         r: &CreateTopicsRequest,
         entries: &mut Vec<LogEntry>,
     ) -> CreateTopicsResponse {
+        let cluster_create = self.cluster_allowed(peer, Operation::Create);
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for t in &r.topics {
             *counts.entry(t.name.0.as_str()).or_default() += 1;
@@ -425,7 +573,7 @@ impl State {
             let mut res = CreatableTopicResult::default();
             res.name = t.name.clone();
             let partitions = if t.num_partitions == -1 {
-                1
+                self.topic_defaults.num_partitions
             } else {
                 t.num_partitions
             };
@@ -442,6 +590,12 @@ impl State {
                     format!(
                         "Create topics request contains multiple entries for the topic {name}."
                     ),
+                );
+            } else if !cluster_create && !self.topic_allowed(peer, Operation::Create, &name) {
+                fail(
+                    &mut res,
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    "Authorization failed.".to_string(),
                 );
             } else if !topic::is_valid_name(&name) {
                 fail(
@@ -503,12 +657,16 @@ impl State {
         resp
     }
 
+    /// DeleteTopics: DELETE on the cluster or the topic; a topic the caller may not DESCRIBE
+    /// is refused the same way whether it exists or not.
     fn delete_topics(
         &mut self,
+        peer: &Peer,
         v: i16,
         r: &DeleteTopicsRequest,
         entries: &mut Vec<LogEntry>,
     ) -> DeleteTopicsResponse {
+        let cluster_delete = self.cluster_allowed(peer, Operation::Delete);
         let mut resp = DeleteTopicsResponse::default();
         let mut changes = Vec::new();
         let names: Vec<Option<String>> = if v >= 6 {
@@ -527,7 +685,15 @@ impl State {
             match name {
                 Some(name) => {
                     d.name = Some(TopicName(s(name.clone())));
-                    if self.topics.contains_key(&name)
+                    let may = |op| cluster_delete || self.topic_allowed(peer, op, &name);
+                    if !may(Operation::Describe)
+                        || (self.topics.contains_key(&name) && !may(Operation::Delete))
+                    {
+                        d.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.0;
+                        if v >= 5 {
+                            d.error_message = Some(s("Topic authorization failed."));
+                        }
+                    } else if self.topics.contains_key(&name)
                         && !changes
                             .iter()
                             .any(|c| matches!(c, TopicChange::Delete { name: n } if *n == name))
@@ -554,13 +720,26 @@ impl State {
         resp
     }
 
+    /// OffsetCommit (READ on the group is checked by [`State::refused`]): READ on each topic;
+    /// the partitions of refused topics are answered TOPIC_AUTHORIZATION_FAILED.
     fn offset_commit(
         &mut self,
         now: Millis,
+        peer: &Peer,
         v: i16,
         r: &OffsetCommitRequest,
         entries: &mut Vec<LogEntry>,
     ) -> OffsetCommitResponse {
+        let (allowed, denied): (Vec<_>, Vec<_>) = r
+            .topics
+            .iter()
+            .partition(|t| self.topic_allowed(peer, Operation::Read, &t.name));
+        let mut refused = OffsetCommitRequest::default();
+        refused.topics = denied.into_iter().cloned().collect();
+        let refused = offset_commit_error(&refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+        if allowed.is_empty() && !refused.topics.is_empty() {
+            return refused;
+        }
         let input = OffsetCommitInput {
             group_id: r.group_id.0.to_string(),
             member_id: r.member_id.to_string(),
@@ -568,9 +747,8 @@ impl State {
             group_instance_id: r.group_instance_id.as_ref().map(|x| x.to_string()),
             api_version: v,
             transactional: false,
-            topics: r
-                .topics
-                .iter()
+            topics: allowed
+                .into_iter()
                 .map(|t| OffsetCommitTopic {
                     name: t.name.0.to_string(),
                     partitions: t
@@ -606,10 +784,11 @@ impl State {
                 rt
             })
             .collect();
+        resp.topics.extend(refused.topics);
         resp
     }
 
-    fn offset_fetch(&self, v: i16, r: &OffsetFetchRequest) -> OffsetFetchResponse {
+    fn offset_fetch(&self, peer: &Peer, v: i16, r: &OffsetFetchRequest) -> OffsetFetchResponse {
         let mut resp = OffsetFetchResponse::default();
         if v >= 8 {
             for g in &r.groups {
@@ -625,12 +804,13 @@ impl State {
                 };
                 let mut rg = OffsetFetchResponseGroup::default();
                 rg.group_id = g.group_id.clone();
-                match self.coord.offset_fetch(&input) {
+                match self.fetch_offsets(peer, &input) {
                     Ok(offsets) => {
                         let mut by_topic: BTreeMap<String, Vec<OffsetFetchResponsePartitions>> =
                             BTreeMap::new();
-                        for f in offsets {
+                        for (f, code) in offsets {
                             let mut p = OffsetFetchResponsePartitions::default();
+                            p.error_code = code.0;
                             p.partition_index = f.partition;
                             p.committed_offset = f.offset;
                             p.committed_leader_epoch = f.leader_epoch;
@@ -663,12 +843,13 @@ impl State {
                     .collect()
             }),
         };
-        match self.coord.offset_fetch(&input) {
+        match self.fetch_offsets(peer, &input) {
             Ok(offsets) => {
                 let mut by_topic: BTreeMap<String, Vec<OffsetFetchResponsePartition>> =
                     BTreeMap::new();
-                for f in offsets {
+                for (f, code) in offsets {
                     let mut p = OffsetFetchResponsePartition::default();
+                    p.error_code = code.0;
                     p.partition_index = f.partition;
                     p.committed_offset = f.offset;
                     if v >= 5 {
@@ -717,13 +898,96 @@ impl State {
         resp
     }
 
+    /// OffsetFetch of one group as Kafka authorizes it: DESCRIBE on the group, then DESCRIBE
+    /// per topic (requested topics refused: TOPIC_AUTHORIZATION_FAILED on their partitions;
+    /// all topics: the refused ones left out).
+    fn fetch_offsets(
+        &self,
+        peer: &Peer,
+        input: &OffsetFetchInput,
+    ) -> Result<Vec<(crate::coordinator::FetchedOffset, ErrorCode)>, crate::error::ApiError> {
+        if !self.allowed(
+            peer,
+            Operation::Describe,
+            ResourceType::Group,
+            &input.group_id,
+        ) {
+            return Err(crate::error::ApiError {
+                code: ErrorCode::GROUP_AUTHORIZATION_FAILED,
+                message: None,
+            });
+        }
+        let may = |t: &str| self.topic_allowed(peer, Operation::Describe, t);
+        let Some(topics) = &input.topics else {
+            let all = self.coord.offset_fetch(input)?;
+            return Ok(all
+                .into_iter()
+                .filter(|f| may(&f.topic))
+                .map(|f| (f, ErrorCode::NONE))
+                .collect());
+        };
+        let (allowed, denied): (Vec<_>, Vec<_>) = topics.iter().cloned().partition(|(t, _)| may(t));
+        let mut out = Vec::new();
+        if !allowed.is_empty() || denied.is_empty() {
+            let input = OffsetFetchInput {
+                topics: Some(allowed),
+                ..input.clone()
+            };
+            out = self
+                .coord
+                .offset_fetch(&input)?
+                .into_iter()
+                .map(|f| (f, ErrorCode::NONE))
+                .collect();
+        }
+        for (topic, partitions) in denied {
+            for partition in partitions {
+                let f = crate::coordinator::FetchedOffset {
+                    topic: topic.clone(),
+                    partition,
+                    offset: -1,
+                    leader_epoch: -1,
+                    metadata: String::new(),
+                };
+                out.push((f, ErrorCode::TOPIC_AUTHORIZATION_FAILED));
+            }
+        }
+        Ok(out)
+    }
+
     /// The group ids whose state a log batch touched (for the live view).
     pub fn touched(entries: &[LogEntry]) -> bool {
         entries.iter().any(|e| match e {
             LogEntry::Records(rs) => rs.iter().any(|r| !matches!(r, Record::OffsetCommit { .. })),
-            LogEntry::Topics(_) => true,
+            LogEntry::Topics(_) | LogEntry::GroupConfigs(_) => true,
+            LogEntry::Acls(_) => false,
         })
     }
+}
+
+/// An OffsetCommit answer with `code` on every partition of the request.
+fn offset_commit_error(r: &OffsetCommitRequest, code: ErrorCode) -> OffsetCommitResponse {
+    let mut resp = OffsetCommitResponse::default();
+    resp.topics = r
+        .topics
+        .iter()
+        .map(|t| {
+            let mut rt = OffsetCommitResponseTopic::default();
+            rt.name = t.name.clone();
+            rt.partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut rp = OffsetCommitResponsePartition::default();
+                    rp.partition_index = p.partition_index;
+                    rp.error_code = code.0;
+                    rp
+                })
+                .collect();
+            rt
+        })
+        .collect();
+    resp
 }
 
 /// `Stable` -> `stable`, `NotReady` -> `not_ready`.
@@ -742,11 +1006,14 @@ fn snake(state: &str) -> String {
     out
 }
 
+/// FindCoordinator; `may_describe(group)` is the caller's DESCRIBE on a group key (refused:
+/// GROUP_AUTHORIZATION_FAILED and no node, as Kafka answers).
 pub fn find_coordinator(
     host: &str,
     port: i32,
     v: i16,
     r: &FindCoordinatorRequest,
+    may_describe: impl Fn(&str) -> bool,
 ) -> FindCoordinatorResponse {
     let mut resp = FindCoordinatorResponse::default();
     let key_type_ok = r.key_type == 0;
@@ -757,7 +1024,12 @@ pub fn find_coordinator(
             .map(|k| {
                 let mut c = find_coordinator_response::Coordinator::default();
                 c.key = k.clone();
-                if key_type_ok {
+                if key_type_ok && !may_describe(k) {
+                    c.node_id = BrokerId(-1);
+                    c.host = s("");
+                    c.port = -1;
+                    c.error_code = ErrorCode::GROUP_AUTHORIZATION_FAILED.0;
+                } else if key_type_ok {
                     c.node_id = BrokerId(0);
                     c.host = s(host);
                     c.port = port;
@@ -769,6 +1041,14 @@ pub fn find_coordinator(
                 c
             })
             .collect();
+    } else if key_type_ok && !may_describe(&r.key) {
+        resp.node_id = BrokerId(-1);
+        resp.host = s("");
+        resp.port = -1;
+        resp.error_code = ErrorCode::GROUP_AUTHORIZATION_FAILED.0;
+        if v >= 1 {
+            resp.error_message = Some(s("Group authorization failed."));
+        }
     } else if key_type_ok {
         resp.node_id = BrokerId(0);
         resp.host = s(host);

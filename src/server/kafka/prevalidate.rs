@@ -364,6 +364,66 @@ const OFFSET_DELETE: Layout = Layout {
     ],
 };
 
+/// An ACL filter (DescribeAcls body, DeleteAcls filter): resource type, name, pattern type,
+/// principal, host, operation, permission.
+const ACL_FILTER: &[F] = &[
+    F(I8, 0, ALL),
+    F(Str, 0, ALL),
+    F(I8, 1, ALL),
+    F(Str, 0, ALL),
+    F(Str, 0, ALL),
+    F(I8, 0, ALL),
+    F(I8, 0, ALL),
+];
+
+const DESCRIBE_ACLS: Layout = Layout {
+    flexible_from: 2,
+    fields: ACL_FILTER,
+};
+
+const CREATE_ACLS: Layout = Layout {
+    flexible_from: 2,
+    fields: &[F(Structs(ACL_FILTER), 0, ALL)], // creations: the same seven fields
+};
+
+const DELETE_ACLS: Layout = Layout {
+    flexible_from: 2,
+    fields: &[F(Structs(ACL_FILTER), 0, ALL)],
+};
+
+const DESCRIBE_CONFIGS: Layout = Layout {
+    flexible_from: 4,
+    fields: &[
+        F(
+            Structs(&[F(I8, 0, ALL), F(Str, 0, ALL), F(Prims(&Str), 0, ALL)]),
+            0,
+            ALL,
+        ), // resources: type, name, keys
+        F(I8, 1, ALL), // include synonyms
+        F(I8, 3, ALL), // include documentation
+    ],
+};
+
+const INCREMENTAL_ALTER_CONFIGS: Layout = Layout {
+    flexible_from: 1,
+    fields: &[
+        F(
+            Structs(&[
+                F(I8, 0, ALL),
+                F(Str, 0, ALL),
+                F(
+                    Structs(&[F(Str, 0, ALL), F(I8, 0, ALL), F(Str, 0, ALL)]),
+                    0,
+                    ALL,
+                ), // configs: name, operation, value
+            ]),
+            0,
+            ALL,
+        ),
+        F(I8, 0, ALL), // validate only
+    ],
+};
+
 fn layout(key: i16) -> Option<&'static Layout> {
     Some(match key {
         0 => &PRODUCE,
@@ -387,6 +447,11 @@ fn layout(key: i16) -> Option<&'static Layout> {
         23 => &OFFSET_FOR_LEADER_EPOCH,
         42 => &DELETE_GROUPS,
         47 => &OFFSET_DELETE,
+        29 => &DESCRIBE_ACLS,
+        30 => &CREATE_ACLS,
+        31 => &DELETE_ACLS,
+        32 => &DESCRIBE_CONFIGS,
+        44 => &INCREMENTAL_ALTER_CONFIGS,
         _ => return None,
     })
 }

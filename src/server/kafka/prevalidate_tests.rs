@@ -324,6 +324,64 @@ fn populated(key: i16, v: i16) -> RequestKind {
             r.groups_names = vec![GroupId(s("g")), GroupId(s("h"))];
             RequestKind::DeleteGroups(r)
         }
+        29 => {
+            let mut r = DescribeAclsRequest::default();
+            r.resource_type_filter = 2;
+            r.resource_name_filter = Some(s("t"));
+            r.pattern_type_filter = 3;
+            r.principal_filter = Some(s("User:alice"));
+            r.host_filter = Some(s("*"));
+            r.operation = 3;
+            r.permission_type = 3;
+            RequestKind::DescribeAcls(r)
+        }
+        30 => {
+            let mut c = create_acls_request::AclCreation::default();
+            c.resource_type = 3;
+            c.resource_name = s("g");
+            c.resource_pattern_type = 3;
+            c.principal = s("User:alice");
+            c.host = s("*");
+            c.operation = 3;
+            c.permission_type = 3;
+            let mut r = CreateAclsRequest::default();
+            r.creations = vec![c.clone(), c];
+            RequestKind::CreateAcls(r)
+        }
+        31 => {
+            let mut f = delete_acls_request::DeleteAclsFilter::default();
+            f.resource_type_filter = 1;
+            f.resource_name_filter = Some(s("g"));
+            f.pattern_type_filter = 1;
+            f.principal_filter = Some(s("User:alice"));
+            f.operation = 1;
+            f.permission_type = 1;
+            let mut r = DeleteAclsRequest::default();
+            r.filters = vec![f.clone(), f];
+            RequestKind::DeleteAcls(r)
+        }
+        32 => {
+            let mut res = describe_configs_request::DescribeConfigsResource::default();
+            res.resource_type = 32;
+            res.resource_name = s("g");
+            res.configuration_keys = Some(vec![s("streams.num.standby.replicas"), s("x")]);
+            let mut r = DescribeConfigsRequest::default();
+            r.resources = vec![res.clone(), res];
+            r.include_synonyms = v >= 1;
+            RequestKind::DescribeConfigs(r)
+        }
+        44 => {
+            let mut c = incremental_alter_configs_request::AlterableConfig::default();
+            c.name = s("streams.num.standby.replicas");
+            c.value = Some(s("1"));
+            let mut res = incremental_alter_configs_request::AlterConfigsResource::default();
+            res.resource_type = 32;
+            res.resource_name = s("g");
+            res.configs = vec![c.clone(), c];
+            let mut r = IncrementalAlterConfigsRequest::default();
+            r.resources = vec![res];
+            RequestKind::IncrementalAlterConfigs(r)
+        }
         k => panic!("no populated request for key {k}"),
     }
 }

@@ -95,6 +95,8 @@ fn replayed(entries: &[LogEntry]) -> State {
         match e {
             LogEntry::Records(rs) => rs.iter().for_each(|r| fresh.coord.replay(r).unwrap()),
             LogEntry::Topics(ts) => fresh.apply_topics(ts),
+            LogEntry::Acls(cs) => cs.iter().for_each(|c| fresh.authorizer.apply(c)),
+            LogEntry::GroupConfigs(cs) => fresh.replay_group_configs(cs).unwrap(),
         }
     }
     fresh

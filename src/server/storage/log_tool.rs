@@ -41,6 +41,26 @@ fn describe(entry: &LogEntry, verbose: bool) -> String {
                 .collect();
             format!("topics: {}", parts.join(", "))
         }
+        LogEntry::Acls(cs) => {
+            let parts: Vec<String> = cs
+                .iter()
+                .map(|c| match c {
+                    crate::server::acl::AclChange::Create(a) => format!("create {a:?}"),
+                    crate::server::acl::AclChange::Delete(a) => format!("delete {a:?}"),
+                })
+                .collect();
+            format!("acls: {}", parts.join(", "))
+        }
+        LogEntry::GroupConfigs(cs) => {
+            let parts: Vec<String> = cs
+                .iter()
+                .map(|c| match &c.value {
+                    Some(v) => format!("set {}.{}={v}", c.group, c.key),
+                    None => format!("delete {}.{}", c.group, c.key),
+                })
+                .collect();
+            format!("group configs: {}", parts.join(", "))
+        }
     }
 }
 

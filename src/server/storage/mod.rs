@@ -29,6 +29,11 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
             Ok(())
         }
         LogEntry::Topics(ts) => state.replay_topics(ts),
+        LogEntry::Acls(cs) => {
+            cs.iter().for_each(|c| state.authorizer.apply(c));
+            Ok(())
+        }
+        LogEntry::GroupConfigs(cs) => state.replay_group_configs(cs),
     })?;
     if let Some((path, offset, dropped, reason)) = &report.truncated {
         warn!(file = %path.display(), offset, dropped, reason = %reason, "torn log tail truncated");

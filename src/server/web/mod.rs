@@ -83,6 +83,8 @@ impl LiveView {
         match entry {
             LogEntry::Records(rs) => rs.iter().for_each(|r| self.group_changed(r.group_id())),
             LogEntry::Topics(_) => self.all_changed = true,
+            LogEntry::GroupConfigs(cs) => cs.iter().for_each(|c| self.group_changed(&c.group)),
+            LogEntry::Acls(_) => {}
         }
     }
 
