@@ -728,6 +728,8 @@ fn replace_static_member(
     step.cancel(&heartbeat_key(&g.group_id, old_id));
     let mut member = old;
     member.member_id = new_id.to_string();
+    // Kafka builds a fresh member object: not "new", so waiting keeps it alive (§C4.2).
+    member.is_new = false;
     g.pending_sync.remove(old_id);
     g.members.insert(new_id.to_string(), member);
     if g.is_leader(old_id) {
