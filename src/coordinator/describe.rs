@@ -38,7 +38,7 @@ pub struct ListedGroup {
 
 /// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11) as a bit set:
 /// the GROUP operations Kafka reports when no authorizer is configured.
-const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
+pub(crate) const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
     (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 fn kv(key: &str, value: &str) -> KeyValue {

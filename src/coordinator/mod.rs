@@ -104,6 +104,7 @@ use crate::config::CoordinatorConfig;
 use crate::records::OffsetCommitValue;
 use crate::topology::MetadataImage;
 
+pub(crate) use describe::GROUP_OPERATIONS_WITHOUT_AUTHORIZER;
 pub use describe::ListedGroup;
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{

@@ -217,6 +217,12 @@ impl State {
                 if v >= 6 {
                     k.error_message = d.error_message.map(s);
                 }
+                // v3+: the operations of a group answered without error (Kafka's KafkaApis
+                // fills them in after the coordinator; no authorizer: every group operation).
+                if v >= 3 && r.include_authorized_operations && d.error_code.0 == 0 {
+                    k.authorized_operations =
+                        crate::coordinator::GROUP_OPERATIONS_WITHOUT_AUTHORIZER;
+                }
                 k.group_id = GroupId(s(d.group_id));
                 k.group_state = s(d.group_state);
                 k.protocol_type = s(d.protocol_type);
@@ -320,7 +326,8 @@ fn join_response(j: core::JoinGroupResponse, v: i16) -> JoinGroupResponse {
     k.generation_id = j.generation_id;
     if v >= 7 {
         k.protocol_type = j.protocol_type.map(s);
-        k.protocol_name = j.protocol_name.map(s);
+        // Kafka's JoinGroupResponse turns an empty protocol name into null from v7 on.
+        k.protocol_name = j.protocol_name.filter(|p| !p.is_empty()).map(s);
     } else {
         // Not nullable before v7.
         k.protocol_name = Some(s(j.protocol_name.unwrap_or_default()));

@@ -48,6 +48,19 @@ fn s(v: impl Into<String>) -> StrBytes {
     StrBytes::from_string(v.into())
 }
 
+/// Add a partition's result under its topic (a topic's first result opens its entry).
+fn add_result(
+    results: &mut Vec<(String, Vec<(i32, ErrorCode)>)>,
+    topic: &str,
+    partition: i32,
+    code: ErrorCode,
+) {
+    match results.iter_mut().find(|(t, _)| t == topic) {
+        Some((_, ps)) => ps.push((partition, code)),
+        None => results.push((topic.to_string(), vec![(partition, code)])),
+    }
+}
+
 /// Counters the owner maintains (exported by /metrics).
 #[derive(Debug, Default, Clone)]
 pub struct Counters {
@@ -559,35 +572,58 @@ impl State {
         r: &OffsetCommitRequest,
         entries: &mut Vec<LogEntry>,
     ) -> OffsetCommitResponse {
-        let input = OffsetCommitInput {
-            group_id: r.group_id.0.to_string(),
-            member_id: r.member_id.to_string(),
-            member_epoch: r.generation_id_or_member_epoch,
-            group_instance_id: r.group_instance_id.as_ref().map(|x| x.to_string()),
-            api_version: v,
-            transactional: false,
-            topics: r
-                .topics
-                .iter()
-                .map(|t| OffsetCommitTopic {
-                    name: t.name.0.to_string(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitPartition {
-                            partition: p.partition_index,
-                            offset: p.committed_offset,
-                            leader_epoch: p.committed_leader_epoch,
-                            metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        };
-        let o = self.coord.offset_commit(now, &input);
-        let res = self.absorb(o, entries);
+        // As Kafka's KafkaApis: a partition of a topic the broker does not have is answered
+        // UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request (listed first); when
+        // nothing is left, the coordinator is not asked at all (no group checks).
+        let mut results: Vec<(String, Vec<(i32, ErrorCode)>)> = Vec::new();
+        let mut known = Vec::new();
+        for t in &r.topics {
+            let name = t.name.0.to_string();
+            let count = self.topics.get(&name).copied();
+            let mut valid = Vec::new();
+            for p in &t.partitions {
+                if count.is_some_and(|n| (0..n).contains(&p.partition_index)) {
+                    valid.push(OffsetCommitPartition {
+                        partition: p.partition_index,
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                    });
+                } else {
+                    add_result(
+                        &mut results,
+                        &name,
+                        p.partition_index,
+                        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    );
+                }
+            }
+            if !valid.is_empty() {
+                known.push(OffsetCommitTopic {
+                    name,
+                    partitions: valid,
+                });
+            }
+        }
+        if !known.is_empty() {
+            let input = OffsetCommitInput {
+                group_id: r.group_id.0.to_string(),
+                member_id: r.member_id.to_string(),
+                member_epoch: r.generation_id_or_member_epoch,
+                group_instance_id: r.group_instance_id.as_ref().map(|x| x.to_string()),
+                api_version: v,
+                transactional: false,
+                topics: known,
+            };
+            let o = self.coord.offset_commit(now, &input);
+            for (t, ps) in self.absorb(o, entries) {
+                for (p, e) in ps {
+                    add_result(&mut results, &t, p, e);
+                }
+            }
+        }
         let mut resp = OffsetCommitResponse::default();
-        resp.topics = res
+        resp.topics = results
             .into_iter()
             .map(|(t, ps)| {
                 let mut rt = OffsetCommitResponseTopic::default();
