@@ -5,7 +5,7 @@
 #                                  the pid is in DIR/broker.pid, the log in DIR/broker.log
 #   kafka-broker.sh stop DIR    -> stops the broker started on DIR (SIGTERM, then SIGKILL after 20 s)
 # Environment: KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY, STREAMS_WARMUPS,
-# REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log), BROKER_EXTRA_PROPS=FILE (appended to
+# BROKER_PORT / CONTROLLER_PORT (default: free ports), REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log), BROKER_EXTRA_PROPS=FILE (appended to
 # server.properties: its keys win over the ones above).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,7 +17,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 case "$cmd" in
 start)
   mkdir -p "$dir"
-  port=$(free_port); cport=$(free_port)
+  port=${BROKER_PORT:-$(free_port)}; cport=${CONTROLLER_PORT:-$(free_port)}
   while [ "$cport" = "$port" ]; do cport=$(free_port); done
   cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller
