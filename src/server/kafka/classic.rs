@@ -23,6 +23,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::coordinator::classic::{ClassicReply, RequestToken};
+use crate::error::ErrorCode;
 use crate::protocol::classic as core;
 use crate::server::peer::Peer;
 use crate::server::storage::log::LogEntry;
@@ -108,6 +109,15 @@ impl State {
         r: &SyncGroupRequest,
         entries: &mut Vec<LogEntry>,
     ) -> Resp {
+        // Kafka's request handler, before the coordinator: v5+ must name both the protocol type
+        // and the protocol name (`areMandatoryProtocolTypeAndNamePresent`).
+        if h.api_version >= 5 && (r.protocol_type.is_none() || r.protocol_name.is_none()) {
+            let refused = core::SyncGroupResponse::error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+            return Resp::Kafka(ResponseKind::SyncGroup(sync_response(
+                refused,
+                h.api_version,
+            )));
+        }
         let req = core::SyncGroupRequest {
             group_id: r.group_id.0.to_string(),
             generation_id: r.generation_id,

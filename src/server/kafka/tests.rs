@@ -594,3 +594,39 @@ fn offset_commit_of_an_unknown_topic_or_partition() {
     assert!(h.entries.is_empty());
     assert_eq!(codes(h), vec![("nope".to_string(), 0, 3)]);
 }
+
+/// Found by the classic differential run: Kafka 4.4's request handler refuses a SyncGroup v5+
+/// without a protocol type or name with INCONSISTENT_GROUP_PROTOCOL before the coordinator sees
+/// it (here: a group that is Empty, where the coordinator would say UNKNOWN_MEMBER_ID).
+#[test]
+fn classic_sync_v5_needs_protocol_type_and_name() {
+    let mut state = state();
+    deferred_token(&join_group(&mut state, NOW, ""));
+    let id = join_answer(answers(&mut state).remove(0).1).member_id;
+    let sync = |state: &mut State, version: i16, name: Option<&'static str>| {
+        let mut r = SyncGroupRequest::default();
+        r.group_id = GroupId(StrBytes::from_static_str("cg"));
+        r.generation_id = -2;
+        r.member_id = id.clone();
+        r.protocol_type = Some(StrBytes::from_static_str("consumer"));
+        r.protocol_name = name.map(StrBytes::from_static_str);
+        state.handle(
+            NOW,
+            &header(14, version),
+            &Peer::anonymous("10.0.0.1"),
+            &Req::Kafka(RequestKind::SyncGroup(r)),
+        )
+    };
+    let h = sync(&mut state, 5, None);
+    assert_eq!(
+        sync_answer(h.resp).error_code,
+        ErrorCode::INCONSISTENT_GROUP_PROTOCOL.0
+    );
+    assert!(answers(&mut state).is_empty());
+    // v4 has no such fields: the coordinator answers (the group is Empty).
+    let h = sync(&mut state, 4, None);
+    let t = deferred_token(&h);
+    let (token, resp) = answers(&mut state).remove(0);
+    assert_eq!(token, t);
+    assert_eq!(sync_answer(resp).error_code, ErrorCode::UNKNOWN_MEMBER_ID.0);
+}
