@@ -226,6 +226,11 @@ impl ConsumerGenerator {
                 Subscription::Names(n) => {
                     req.subscribed_topic_names = Some(n.iter().map(|t| TopicName(s(t))).collect())
                 }
+                // Regexes are v1+ (KIP-848's v0 has only topic names).
+                Subscription::Regex(_) if m.version == 0 => {
+                    req.subscribed_topic_names =
+                        Some(vec![TopicName(s("ktopic-a")), TopicName(s("ktopic-b"))])
+                }
                 Subscription::Regex(r) => req.subscribed_topic_regex = Some(s(r)),
             }
             req.server_assignor = m.assignor.as_deref().map(s);
