@@ -189,6 +189,14 @@ impl Coordinator {
                     g.metadata_refresh_deadline = (Millis(0), 0);
                 }
             }
+            // Consumer groups subscribed to a changed topic refresh on their next heartbeat
+            // (docs/consumer-protocol.md §K3.6).
+            for g in self.groups.all_consumer_mut() {
+                let topics = g.subscribed_topics_with(None, None);
+                if changed.iter().any(|t| topics.contains(*t)) {
+                    g.metadata_refresh_deadline = (Millis(0), 0);
+                }
+            }
         }
         self.metadata = image;
     }

@@ -413,8 +413,17 @@ pub struct ConsumerGroupMetadataValue {
 /// Value of record 4 `ConsumerGroupPartitionMetadata` (read from old logs only).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ConsumerPartitionMetadataValue {
-    /// (topic id, name, partition count, racks by partition).
-    pub topics: Vec<(TopicId, String, i32, Vec<(i32, Vec<String>)>)>,
+    pub topics: Vec<ConsumerTopicMetadata>,
+}
+
+/// One topic of [`ConsumerPartitionMetadataValue`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerTopicMetadata {
+    pub topic_id: TopicId,
+    pub name: String,
+    pub num_partitions: i32,
+    /// (partition, racks of its replicas).
+    pub partition_racks: Vec<(i32, Vec<String>)>,
 }
 
 /// `ClassicMemberMetadata` of record 5: a member that joined through JoinGroup.

@@ -52,7 +52,7 @@ pub fn subscribed_topic_ids(
     if let Some(r) = group.resolved_regexes.get(&member.subscribed_topic_regex) {
         names.extend(r.topics.iter().map(String::as_str));
     }
-    string_hash_set_copy_order(names.into_iter())
+    string_hash_set_copy_order(names)
         .into_iter()
         .filter(|n| metadata.topics.contains_key(*n))
         .map(TopicId::from_name)

@@ -7,7 +7,7 @@ use crate::assignor::consumer::TopicId;
 use crate::records::{
     ConsumerClassicMemberMetadata, ConsumerCurrentAssignmentValue, ConsumerGroupMetadataValue,
     ConsumerMemberMetadataValue, ConsumerMemberState, ConsumerPartitionMetadataValue,
-    ConsumerRegexValue, PartitionEpochs,
+    ConsumerRegexValue, ConsumerTopicMetadata, PartitionEpochs,
 };
 use crate::wire::{Reader, WireError, Writer};
 
@@ -73,11 +73,11 @@ pub(crate) fn decode_group_metadata(
 
 pub(crate) fn encode_partition_metadata(v: &ConsumerPartitionMetadataValue) -> Encoded {
     encode_value(PARTITION_METADATA, |w| {
-        w.compact_array("Topics", &v.topics, |w, (id, name, n, racks)| {
-            write_uuid(w, id);
-            w.compact_string("TopicName", name)?;
-            w.i32(*n);
-            w.compact_array("PartitionMetadata", racks, |w, (p, racks)| {
+        w.compact_array("Topics", &v.topics, |w, t| {
+            write_uuid(w, &t.topic_id);
+            w.compact_string("TopicName", &t.name)?;
+            w.i32(t.num_partitions);
+            w.compact_array("PartitionMetadata", &t.partition_racks, |w, (p, racks)| {
                 w.i32(*p);
                 w.compact_strings("Racks", racks)?;
                 w.no_tagged_fields();
@@ -106,7 +106,12 @@ pub(crate) fn decode_partition_metadata(
                 Ok((p, racks))
             })?;
             r.skip_tagged_fields()?;
-            Ok((id, name, n, racks))
+            Ok(ConsumerTopicMetadata {
+                topic_id: id,
+                name,
+                num_partitions: n,
+                partition_racks: racks,
+            })
         })?;
         r.skip_tagged_fields()?;
         Ok(ConsumerPartitionMetadataValue { topics })
@@ -237,12 +242,15 @@ fn write_partition_epochs(
     })
 }
 
+/// One `TopicPartitions` entry as read: the epochs only where tag 0 was present.
+type RawTopicPartitions = (TopicId, Vec<i32>, Option<Vec<i32>>);
+
 /// As Kafka reads them: epochs missing or of another length fall back to the member epoch
 /// (at least 0) for every partition of the topic.
 fn read_partition_epochs(
     r: &mut Reader<'_>,
     field: &'static str,
-) -> Result<Vec<(TopicId, Vec<i32>, Option<Vec<i32>>)>, WireError> {
+) -> Result<Vec<RawTopicPartitions>, WireError> {
     r.compact_array(field, |r| {
         let id = read_uuid(r, "TopicId")?;
         let partitions = r.compact_array("Partitions", |r| r.i32(""))?;
@@ -258,10 +266,7 @@ fn read_partition_epochs(
     })
 }
 
-fn with_epochs(
-    entries: Vec<(TopicId, Vec<i32>, Option<Vec<i32>>)>,
-    member_epoch: i32,
-) -> PartitionEpochs {
+fn with_epochs(entries: Vec<RawTopicPartitions>, member_epoch: i32) -> PartitionEpochs {
     let fallback = member_epoch.max(0);
     let mut out = PartitionEpochs::new();
     for (id, partitions, epochs) in entries {
@@ -332,4 +337,179 @@ pub(crate) fn decode_regular_expression(
             timestamp,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::assignor::consumer::TopicId;
+    use crate::records::{
+        ConsumerClassicMemberMetadata, ConsumerCurrentAssignmentValue, ConsumerGroupMetadataValue,
+        ConsumerMemberMetadataValue, ConsumerMemberState, ConsumerPartitionMetadataValue,
+        ConsumerRegexValue, Record, TargetAssignmentMetadataValue, decode_record, encode_record,
+    };
+
+    fn round_trip(record: Record) {
+        let (key, value) = encode_record(&record).unwrap();
+        assert_eq!(decode_record(&key, value.as_deref()).unwrap(), record);
+    }
+
+    #[test]
+    fn group_metadata_layout() {
+        let record = Record::ConsumerGroupMetadata {
+            group_id: "g".into(),
+            value: Some(ConsumerGroupMetadataValue {
+                epoch: 3,
+                metadata_hash: 0x0102,
+            }),
+        };
+        let (key, value) = encode_record(&record).unwrap();
+        assert_eq!(key, [0, 3, 0, 1, b'g']);
+        assert_eq!(
+            value.unwrap(),
+            [0, 0, 0, 0, 0, 3, 1, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]
+        );
+        round_trip(record);
+        // The hash is tagged with default 0: not written then.
+        let (_, value) = encode_record(&Record::ConsumerGroupMetadata {
+            group_id: "g".into(),
+            value: Some(ConsumerGroupMetadataValue {
+                epoch: 3,
+                metadata_hash: 0,
+            }),
+        })
+        .unwrap();
+        assert_eq!(value.unwrap(), [0, 0, 0, 0, 0, 3, 0]);
+    }
+
+    #[test]
+    fn current_assignment_layout_with_epochs() {
+        let t = TopicId::new(0, 7);
+        let record = Record::ConsumerCurrentMemberAssignment {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            value: Some(ConsumerCurrentAssignmentValue {
+                member_epoch: 2,
+                previous_member_epoch: 1,
+                state: ConsumerMemberState::UnrevokedPartitions,
+                assigned: BTreeMap::from([(t, BTreeMap::from([(0, 1), (3, 2)]))]),
+                pending_revocation: BTreeMap::new(),
+            }),
+        };
+        let (key, value) = encode_record(&record).unwrap();
+        assert_eq!(key, [0, 8, 0, 1, b'g', 0, 1, b'm']);
+        let mut want = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 1, 2];
+        want.extend_from_slice(&[0; 15]);
+        want.push(7);
+        // Partitions [0, 3], tag 0 (AssignmentEpochs [1, 2], 9 bytes), empty pending list.
+        want.extend_from_slice(&[
+            3, 0, 0, 0, 0, 0, 0, 0, 3, 1, 0, 9, 3, 0, 0, 0, 1, 0, 0, 0, 2,
+        ]);
+        want.extend_from_slice(&[1, 0]);
+        assert_eq!(value.unwrap(), want);
+        round_trip(record);
+    }
+
+    #[test]
+    fn missing_assignment_epochs_default_to_the_member_epoch() {
+        // An older writer: partitions without tag 0.
+        let mut value = vec![0, 0, 0, 0, 0, 5, 0, 0, 0, 4, 0, 2];
+        value.extend_from_slice(&[0; 15]);
+        value.push(7);
+        value.extend_from_slice(&[2, 0, 0, 0, 1, 0, 1, 0]);
+        let record = decode_record(&[0, 8, 0, 1, b'g', 0, 1, b'm'], Some(&value)).unwrap();
+        let Record::ConsumerCurrentMemberAssignment { value: Some(v), .. } = record else {
+            panic!("{record:?}");
+        };
+        assert_eq!(v.assigned[&TopicId::new(0, 7)], BTreeMap::from([(1, 5)]));
+        assert_eq!(v.state, ConsumerMemberState::Stable);
+    }
+
+    #[test]
+    fn every_record_round_trips() {
+        let t = TopicId::new(-5, 9);
+        round_trip(Record::ConsumerMemberMetadata {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            value: Some(ConsumerMemberMetadataValue {
+                instance_id: Some("i".into()),
+                rack_id: None,
+                client_id: "c".into(),
+                client_host: "/h".into(),
+                subscribed_topic_names: vec!["a".into(), "b".into()],
+                subscribed_topic_regex: Some(String::new()),
+                rebalance_timeout_ms: 300_000,
+                server_assignor: Some("range".into()),
+                classic_member_metadata: Some(ConsumerClassicMemberMetadata {
+                    session_timeout_ms: 45_000,
+                    supported_protocols: vec![("range".into(), vec![1, 2])],
+                }),
+            }),
+        });
+        round_trip(Record::ConsumerTargetAssignmentMember {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            value: Some(vec![(t, vec![3, 1])]),
+        });
+        round_trip(Record::ConsumerTargetAssignmentMetadata {
+            group_id: "g".into(),
+            value: Some(TargetAssignmentMetadataValue {
+                assignment_epoch: 4,
+                assignment_timestamp: 99,
+            }),
+        });
+        round_trip(Record::ConsumerGroupPartitionMetadata {
+            group_id: "g".into(),
+            value: Some(ConsumerPartitionMetadataValue {
+                topics: vec![crate::records::ConsumerTopicMetadata {
+                    topic_id: t,
+                    name: "a".into(),
+                    num_partitions: 2,
+                    partition_racks: vec![(0, vec!["r1".into()])],
+                }],
+            }),
+        });
+        round_trip(Record::ConsumerRegularExpression {
+            group_id: "g".into(),
+            regex: "a.*".into(),
+            value: Some(ConsumerRegexValue {
+                topics: vec!["a1".into()],
+                version: 3,
+                timestamp: 4,
+            }),
+        });
+        for tombstone in [
+            Record::ConsumerGroupMetadata {
+                group_id: "g".into(),
+                value: None,
+            },
+            Record::ConsumerCurrentMemberAssignment {
+                group_id: "g".into(),
+                member_id: "m".into(),
+                value: None,
+            },
+            Record::ConsumerRegularExpression {
+                group_id: "g".into(),
+                regex: "x".into(),
+                value: None,
+            },
+        ] {
+            round_trip(tombstone);
+        }
+    }
+
+    #[test]
+    fn truncated_values_are_errors() {
+        let (key, value) = encode_record(&Record::ConsumerTargetAssignmentMember {
+            group_id: "g".into(),
+            member_id: "m".into(),
+            value: Some(vec![(TopicId::new(1, 2), vec![1, 2, 3])]),
+        })
+        .unwrap();
+        let value = value.unwrap();
+        for cut in 0..value.len() {
+            assert!(decode_record(&key, Some(&value[..cut])).is_err(), "{cut}");
+        }
+    }
 }

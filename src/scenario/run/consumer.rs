@@ -264,10 +264,12 @@ impl Runner {
                     .ok_or_else(|| err(n, "no coordinator"))?;
                 let g = c.consumer_group(&gid);
                 let m = g.and_then(|g| g.members.get(&mid));
-                let mut checks: Vec<(&str, String)> = vec![("exists", m.is_some().to_string())];
+                let mut checks: Vec<(&str, String)> = Vec::new();
                 if a.flag("missing") {
-                    checks[0].1 = (!m.is_some()).to_string();
-                    checks.retain(|_| true);
+                    self.checks += 1;
+                    if m.is_some() {
+                        return Err(mismatch(n, "missing", "true", "false"));
+                    }
                 }
                 if let (Some(g), Some(m)) = (g, m) {
                     let target = g.target_assignment.get(&mid).cloned().unwrap_or_default();
@@ -293,7 +295,7 @@ impl Runner {
                         ("instance", m.instance_id.clone().unwrap_or("-".into())),
                     ]);
                 }
-                self.check_fields(a, n, checks, &["missing"])
+                self.check_fields(a, n, checks, &["missing", "member", "group"])
             }
             "expect-consumer-group" => {
                 let gid = a.get("group").unwrap_or("g").to_string();
@@ -304,7 +306,6 @@ impl Runner {
                 let g = c.consumer_group(&gid);
                 let mut checks: Vec<(&str, String)> = Vec::new();
                 if a.flag("missing") {
-                    checks.push(("exists", g.is_none().to_string()));
                     self.checks += 1;
                     if g.is_some() {
                         return Err(mismatch(n, "missing", "true", "false"));
@@ -321,7 +322,7 @@ impl Runner {
                         ),
                     ]);
                 }
-                self.check_fields(a, n, checks, &["missing"])
+                self.check_fields(a, n, checks, &["missing", "group"])
             }
             "expect-consumer-described" => {
                 let d = self
