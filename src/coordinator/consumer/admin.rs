@@ -1,5 +1,5 @@
 //! ConsumerGroupDescribe (docs/consumer-protocol.md §K9) and the consumer parts of ListGroups,
-//! DeleteGroups and the offset validation (§K7).
+//! DeleteGroups and the offset validation (docs/consumer-protocol.md §K7).
 
 use std::collections::BTreeMap;
 
@@ -91,7 +91,7 @@ fn described_member(
 }
 
 impl Coordinator {
-    /// ConsumerGroupDescribe (§K9). groupcoord has no authorizer: requested authorized
+    /// ConsumerGroupDescribe (docs/consumer-protocol.md §K9). groupcoord has no authorizer: requested authorized
     /// operations are what Kafka answers without one.
     pub fn consumer_group_describe(
         &self,
@@ -211,7 +211,7 @@ impl Coordinator {
         Some(records)
     }
 
-    /// OffsetCommit checks of a consumer group (§K7, Kafka's `ConsumerGroup.validateOffsetCommit`):
+    /// OffsetCommit checks of a consumer group (docs/consumer-protocol.md §K7, Kafka's `ConsumerGroup.validateOffsetCommit`):
     /// `Ok(None)` = every partition may commit; `Ok(Some(member))` = check each partition's
     /// assignment epoch against the request's with [`partition_commit_error`].
     pub(in crate::coordinator) fn consumer_validate_commit<'a>(

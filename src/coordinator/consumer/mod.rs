@@ -1,6 +1,6 @@
 //! KIP-848 consumer groups (`group.protocol=consumer`, docs/consumer-protocol.md): the
-//! ConsumerGroupHeartbeat (§K3), reconciliation (§K4), leave and fencing (§K5), records and
-//! replay (§K6), offset validation (§K7) and ConsumerGroupDescribe (§K9).
+//! ConsumerGroupHeartbeat (docs/consumer-protocol.md §K3), reconciliation (§K4), leave and fencing (§K5), records and
+//! replay (docs/consumer-protocol.md §K6), offset validation (§K7) and ConsumerGroupDescribe (§K9).
 //!
 //! The machinery is the streams groups' (member epochs, a target assignment computed when the
 //! group epoch moves, revoke-before-assign, session and rebalance timeouts under the same timer
@@ -38,7 +38,7 @@ fn blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
-/// The service-level checks of Kafka's `GroupCoordinatorService` (§K3.1), in its order and with
+/// The service-level checks of Kafka's `GroupCoordinatorService` (docs/consumer-protocol.md §K3.1), in its order and with
 /// its messages.
 fn validate_request(
     req: &ConsumerGroupHeartbeatRequest,
@@ -131,7 +131,7 @@ fn owned_within(owned: Option<&[TopicIdPartitions]>, assigned: &PartitionEpochs)
     })
 }
 
-/// Member epoch validation (§K3.3).
+/// Member epoch validation (docs/consumer-protocol.md §K3.3).
 fn validate_member_epoch(
     member: &ConsumerMember,
     req: &ConsumerGroupHeartbeatRequest,
@@ -293,7 +293,7 @@ impl Coordinator {
         result.unwrap_or_else(|e| Outcome::new(error_response(&e)))
     }
 
-    /// Leave paths (§K5).
+    /// Leave paths (docs/consumer-protocol.md §K5).
     fn consumer_leave(
         &mut self,
         req: &ConsumerGroupHeartbeatRequest,
@@ -366,7 +366,7 @@ impl Coordinator {
         })
     }
 
-    /// Fence (remove) a member (§K5): its tombstones, a group epoch bump with the metadata hash
+    /// Fence (remove) a member (docs/consumer-protocol.md §K5): its tombstones, a group epoch bump with the metadata hash
     /// of the remaining subscriptions, and its timers cancelled. Nothing changes when its records
     /// cannot be applied.
     pub(super) fn consumer_fence_member(
@@ -475,7 +475,7 @@ impl Coordinator {
         }
     }
 
-    /// Join (epoch 0) or regular heartbeat (§K3.2-§K3.6).
+    /// Join (epoch 0) or regular heartbeat (docs/consumer-protocol.md §K3.2-§K3.6).
     fn consumer_join_or_heartbeat(
         &mut self,
         now: Millis,
@@ -538,7 +538,7 @@ impl Coordinator {
             ));
         }
 
-        // Member lookup or creation, static replacement (§K3.4).
+        // Member lookup or creation, static replacement (docs/consumer-protocol.md §K3.4).
         let owned = req.topic_partitions.as_deref();
         let mut replaced: Option<String> = None;
         let member: ConsumerMember = match &req.instance_id {
@@ -609,7 +609,7 @@ impl Coordinator {
             }
         };
 
-        // The updated member (§K3.5).
+        // The updated member (docs/consumer-protocol.md §K3.5).
         let mut updated = member.clone();
         if let Some(i) = &req.instance_id {
             updated.instance_id = Some(i.clone());
@@ -658,7 +658,7 @@ impl Coordinator {
             .unwrap_or_else(|| default_assignor.clone());
         let mut bump = names_changed || preferred_before != preferred_after;
 
-        // Subscription metadata: the metadata hash of the subscribed topics (§K3.6).
+        // Subscription metadata: the metadata hash of the subscribed topics (docs/consumer-protocol.md §K3.6).
         let mut group_epoch = group.group_epoch;
         let mut refresh_deadline = None;
         if bump || group.has_metadata_expired(now) {
@@ -686,7 +686,7 @@ impl Coordinator {
             }
         }
 
-        // Target assignment (§K3.7).
+        // Target assignment (docs/consumer-protocol.md §K3.7).
         let assignor = builtin_assignor(&preferred_after)
             .or_else(|| builtin_assignor(&default_assignor))
             .ok_or_else(ApiError::unknown_server_error)?;
@@ -702,7 +702,7 @@ impl Coordinator {
         })?;
         records.extend(target.records);
 
-        // Reconciliation (§K4).
+        // Reconciliation (docs/consumer-protocol.md §K4).
         let reconciled =
             if !subscription_changed && updated.is_reconciled_to(target.assignment_epoch) {
                 updated.clone()
@@ -789,7 +789,7 @@ impl Coordinator {
         })
     }
 
-    /// Arm the timers of consumer groups after loading (§K5): a session timeout for every
+    /// Arm the timers of consumer groups after loading (docs/consumer-protocol.md §K5): a session timeout for every
     /// member, a rebalance timeout for members in UNREVOKED_PARTITIONS.
     pub(super) fn consumer_on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
         let session = self.config.consumer.session_timeout_ms;
@@ -826,7 +826,7 @@ impl Coordinator {
         changes
     }
 
-    /// A session or rebalance timeout of a consumer group member (§K5); `None` when the timer's
+    /// A session or rebalance timeout of a consumer group member (docs/consumer-protocol.md §K5); `None` when the timer's
     /// group is not a consumer group.
     pub(super) fn consumer_fire(
         &mut self,

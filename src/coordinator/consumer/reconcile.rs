@@ -5,7 +5,7 @@
 //! first gives up what its target no longer holds (UNREVOKED_PARTITIONS, epoch kept), and only
 //! when it reports them gone receives the new epoch and the partitions nobody else holds; one
 //! still held by another member waits (UNRELEASED_PARTITIONS). Each partition remembers the epoch
-//! it was assigned at, which fences offset commits of zombies (§K7).
+//! it was assigned at, which fences offset commits of zombies (docs/consumer-protocol.md §K7).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -225,7 +225,7 @@ mod tests {
             .collect()
     }
 
-    /// §K4: a partition leaving the target is revoked first, at the old epoch; the new epoch
+    /// docs/consumer-protocol.md §K4: a partition leaving the target is revoked first, at the old epoch; the new epoch
     /// and the new partition come once the member reports the revoked one gone.
     #[test]
     fn revoke_before_assign() {
@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(done.assigned[&t(0)], BTreeMap::from([(1, 1), (2, 2)]));
     }
 
-    /// §K4: a target partition another member still holds is withheld (UNRELEASED).
+    /// docs/consumer-protocol.md §K4: a target partition another member still holds is withheld (UNRELEASED).
     #[test]
     fn held_partition_is_unreleased() {
         let m = member(1, &[]);
