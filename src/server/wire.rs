@@ -80,6 +80,8 @@ kafka_enums! {
     OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse),
     OffsetDelete(OffsetDeleteRequest, OffsetDeleteResponse),
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+    ConsumerGroupDescribe(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -109,6 +111,8 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::OffsetForLeaderEpoch as i16, 2, 4), // data_plane
     (ApiKey::DeleteGroups as i16, 0, 2),
     (ApiKey::OffsetDelete as i16, 0, 0),
+    (ApiKey::ConsumerGroupHeartbeat as i16, 0, 1), // docs/consumer-protocol.md §K1
+    (ApiKey::ConsumerGroupDescribe as i16, 0, 1),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,

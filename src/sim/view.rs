@@ -128,7 +128,16 @@ impl GroupRecordView {
                 self.assignment_epoch = epoch;
             }
             Record::Topology { value, .. } => self.topology = value.clone(),
-            Record::OffsetCommit { .. } | Record::ClassicGroupMetadata { .. } => {}
+            // Other group types: not part of a streams group's view.
+            Record::OffsetCommit { .. }
+            | Record::ClassicGroupMetadata { .. }
+            | Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {}
         }
     }
 

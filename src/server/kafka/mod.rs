@@ -5,6 +5,7 @@
 //! directly.
 
 mod classic;
+mod consumer;
 pub mod data_plane;
 pub mod prevalidate;
 #[cfg(test)]
@@ -246,6 +247,12 @@ impl State {
                 RequestKind::OffsetDelete(r) => {
                     ResponseKind::OffsetDelete(self.offset_delete(now, r, &mut entries))
                 }
+                RequestKind::ConsumerGroupHeartbeat(r) => ResponseKind::ConsumerGroupHeartbeat(
+                    self.consumer_group_heartbeat(now, h, peer, r, &mut entries),
+                ),
+                RequestKind::ConsumerGroupDescribe(r) => {
+                    ResponseKind::ConsumerGroupDescribe(self.consumer_group_describe(v, r))
+                }
                 RequestKind::Metadata(r) => ResponseKind::Metadata(self.metadata(v, r)),
                 RequestKind::FindCoordinator(r) => {
                     ResponseKind::FindCoordinator(find_coordinator(&self.host, self.port, v, r))
@@ -333,13 +340,25 @@ impl State {
             Some(ts) if ts.is_empty() && v == 0 => self.topics.keys().cloned().collect(),
             Some(ts) => ts
                 .iter()
-                .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+                .filter_map(|t| match &t.name {
+                    Some(n) => Some(n.0.to_string()),
+                    // v10+: a topic asked for by id (consumer group assignments name topics by
+                    // id, docs/consumer-protocol.md §K1); an unknown id is left out.
+                    None => self
+                        .topics
+                        .keys()
+                        .find(|n| consumer::uuid_of_name(n) == t.topic_id)
+                        .cloned(),
+                })
                 .collect(),
         };
         for name in names {
             let mut t = MetadataResponseTopic::default();
             t.name = Some(TopicName(s(name.clone())));
             t.is_internal = topic::is_internal(&name);
+            if v >= 10 && self.topics.contains_key(&name) {
+                t.topic_id = consumer::uuid_of_name(&name);
+            }
             match self.topics.get(&name) {
                 Some(&n) => {
                     t.partitions = (0..n)
