@@ -776,8 +776,8 @@ fn consumer_recording_path() -> PathBuf {
 }
 
 #[test]
-#[ignore = "groupcoord does not serve ConsumerGroupHeartbeat (68) / ConsumerGroupDescribe (69) \
-            yet (branch w-consumer); run with --ignored to see how far it is"]
+#[ignore = "report only: 22.77% agreement with w-consumer's first version (README, \
+            \"Consumer groups\"); give it a threshold once its differences are triaged"]
 fn consumer_agreement() {
     let mut sequences = load_wire(&consumer_recording_path());
     if let Ok(n) = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ") {

@@ -483,14 +483,24 @@ pub fn line_diff(a: &str, b: &str) -> Vec<String> {
     let la: Vec<&str> = a.lines().collect();
     let lb: Vec<&str> = b.lines().collect();
     let mut out = Vec::new();
+    // The field a line belongs to: its own `name:`, or the last one above it (a value on lines
+    // of its own, such as `Some(` then the string).
+    let mut field_of = Vec::with_capacity(la.len());
+    let mut last = String::new();
+    for l in &la {
+        let t = l.trim();
+        if let Some((name, _)) = t.split_once(": ")
+            && !name.contains(' ')
+            && !name.starts_with('"')
+        {
+            last = name.to_string();
+        }
+        field_of.push(last.clone());
+    }
     for i in 0..la.len().max(lb.len()) {
         let (x, y) = (la.get(i).copied(), lb.get(i).copied());
         if x != y {
-            let name = |l: Option<&str>| {
-                l.map(|l| l.trim().split(':').next().unwrap_or("").to_string())
-                    .unwrap_or_default()
-            };
-            let field = if x.is_some() { name(x) } else { name(y) };
+            let field = field_of.get(i).cloned().unwrap_or_default();
             out.push(format!(
                 "line {i}: {field}: kafka `{}` / groupcoord `{}`",
                 x.unwrap_or("-").trim(),

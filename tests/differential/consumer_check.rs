@@ -371,6 +371,14 @@ fn ids_back(a: &mut Answer, ids: &MemberIds) {
             if let Some(m) = &mut h.member_id {
                 ids.to_kafka(m);
             }
+            // Error messages name member ids (v0: drawn by the servers).
+            if let Some(msg) = &mut h.error_message {
+                let mut text = msg.to_string();
+                for (ours, kafka) in &ids.ours_to_kafka {
+                    text = text.replace(ours.as_str(), kafka.as_str());
+                }
+                *msg = StrBytes::from_string(text);
+            }
         }
         Answer::Join(j) => {
             ids.to_kafka(&mut j.member_id);
