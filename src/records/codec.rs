@@ -625,9 +625,10 @@ mod tests {
             decode_record(&[0, 18, 0, 0], None).unwrap_err(),
             RecordCodecError::UnknownType(18)
         );
+        // Types 3-8 and 16 are the consumer-group records now; 9 (share groups) is not served.
         assert_eq!(
-            decode_record(&[0, 3], None).unwrap_err(),
-            RecordCodecError::UnknownType(3)
+            decode_record(&[0, 9], None).unwrap_err(),
+            RecordCodecError::UnknownType(9)
         );
         assert!(matches!(
             decode_record(&[0], None),
