@@ -105,6 +105,8 @@ use crate::config::CoordinatorConfig;
 use crate::records::OffsetCommitValue;
 use crate::topology::MetadataImage;
 
+/// For the server's DescribeGroups (native only).
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use describe::GROUP_OPERATIONS_WITHOUT_AUTHORIZER;
 pub use describe::ListedGroup;
 pub use group::{GroupState, StreamsGroup, StreamsMember};
