@@ -52,7 +52,9 @@ impl ErrorCode {
     pub const UNKNOWN_TOPIC_ID: ErrorCode = ErrorCode(100);
     pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
     pub const UNRELEASED_INSTANCE_ID: ErrorCode = ErrorCode(111);
+    pub const UNSUPPORTED_ASSIGNOR: ErrorCode = ErrorCode(112);
     pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
+    pub const INVALID_REGULAR_EXPRESSION: ErrorCode = ErrorCode(128);
     pub const STREAMS_INVALID_TOPOLOGY: ErrorCode = ErrorCode(130);
     pub const STREAMS_INVALID_TOPOLOGY_EPOCH: ErrorCode = ErrorCode(131);
     pub const STREAMS_TOPOLOGY_FENCED: ErrorCode = ErrorCode(132);
@@ -99,7 +101,9 @@ impl ErrorCode {
             100 => "UNKNOWN_TOPIC_ID",
             110 => "FENCED_MEMBER_EPOCH",
             111 => "UNRELEASED_INSTANCE_ID",
+            112 => "UNSUPPORTED_ASSIGNOR",
             113 => "STALE_MEMBER_EPOCH",
+            128 => "INVALID_REGULAR_EXPRESSION",
             130 => "STREAMS_INVALID_TOPOLOGY",
             131 => "STREAMS_INVALID_TOPOLOGY_EPOCH",
             132 => "STREAMS_TOPOLOGY_FENCED",

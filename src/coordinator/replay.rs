@@ -20,6 +20,8 @@ pub enum ReplayError {
     NotAStreamsGroup { group_id: String },
     #[error("group {group_id} exists and is not a classic group")]
     NotAClassicGroup { group_id: String },
+    #[error("group {group_id} exists and is not a consumer group")]
+    NotAConsumerGroup { group_id: String },
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
     GroupHasMembers { group_id: String, members: usize },
     #[error("cannot delete streams group {group_id}: assignment epoch is {epoch}, not -1")]
@@ -95,7 +97,22 @@ impl Coordinator {
             | Record::CurrentMemberAssignment { .. }
             | Record::Topology { .. } => other_type,
             Record::OffsetCommit { .. } => false,
-            Record::ClassicGroupMetadata { .. } => self.groups.streams(id).is_some(),
+            Record::ClassicGroupMetadata { .. } => {
+                self.groups.streams(id).is_some() || self.groups.consumer(id).is_some()
+            }
+            Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {
+                record.is_tombstone()
+                    || self
+                        .groups
+                        .get(id)
+                        .is_some_and(|g| g.as_consumer().is_none())
+            }
         }
     }
 
@@ -124,6 +141,9 @@ impl Coordinator {
 
     /// Apply one record. State changes only through here (spec §6).
     pub fn replay(&mut self, record: &Record) -> Result<(), ReplayError> {
+        if self.replay_consumer(record)? {
+            return Ok(());
+        }
         match record {
             Record::GroupMetadata { group_id, value } => match value {
                 Some(v) => {
@@ -262,7 +282,9 @@ impl Coordinator {
                 }
             },
             Record::ClassicGroupMetadata { group_id, value } => {
-                if self.groups.streams(group_id).is_some() {
+                if self.groups.streams(group_id).is_some()
+                    || self.groups.consumer(group_id).is_some()
+                {
                     return Err(ReplayError::NotAClassicGroup {
                         group_id: group_id.clone(),
                     });
@@ -301,6 +323,14 @@ impl Coordinator {
                     }
                 }
             }
+            // Applied by `replay_consumer` above.
+            Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {}
         }
         Ok(())
     }

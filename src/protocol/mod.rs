@@ -6,6 +6,7 @@
 
 pub mod classic;
 pub mod codec;
+pub mod consumer;
 pub mod messages;
 
 pub use codec::*;
