@@ -6,8 +6,6 @@
 //! after every coordinator operation and timer the engine drains `take_completed` and sends each
 //! answer back to the consumer whose token it names.
 
-use std::collections::BTreeMap;
-
 use crate::coordinator::RequestContext;
 use crate::coordinator::classic::{ClassicReply, RequestToken};
 use crate::error::ErrorCode;
@@ -16,7 +14,7 @@ use crate::types::Millis;
 
 use super::super::SimError;
 use super::super::api::*;
-use super::super::classic_client::{ClassicConsumer, Next, Pending, Phase};
+use super::super::classic_client::{ClassicConsumer, Consumers, Next, Pending, Phase};
 use super::super::client::ClientStatus;
 use super::super::wire::{
     ClassicRequest, ClassicResponse, classic_request_roundtrip, classic_response_roundtrip,
@@ -75,11 +73,10 @@ pub(super) struct TokenOwner {
 /// Classic state of the engine.
 #[derive(Debug, Clone, Default)]
 pub(super) struct ClassicWorld {
-    pub consumers: BTreeMap<String, ClassicConsumer>,
-    tokens: BTreeMap<u64, TokenOwner>,
+    pub consumers: Consumers,
+    /// Deferred requests by token (a few at a time).
+    tokens: Vec<(u64, TokenOwner)>,
     next_token: u64,
-    /// SyncGroups that wait for the poll loop (a stalled consumer).
-    queued_sync: BTreeMap<String, Box<crate::protocol::classic::SyncGroupRequest>>,
 }
 
 impl ClassicWorld {
@@ -209,7 +206,7 @@ impl Simulation {
             instance_id,
             &self.spec.classic,
         );
-        self.classic.consumers.insert(name.clone(), c);
+        self.classic.consumers.insert(c);
         let j = self.jitter(50);
         self.schedule_poll(&name, j);
     }
@@ -275,7 +272,7 @@ impl Simulation {
                     .get(&member)
                     .is_some_and(|c| c.heartbeats() && c.heartbeat_in_flight.is_none());
                 if send {
-                    let c = &self.classic.consumers[&member];
+                    let c = &self.classic.consumers.get(&member).expect("exists");
                     let req = ClassicRequest::Heartbeat(c.heartbeat_request(&self.spec.group_id));
                     let seq = self.transmit_classic(&member, req);
                     if let Some(c) = self.classic.consumers.get_mut(&member) {
@@ -368,13 +365,10 @@ impl Simulation {
             );
             return;
         }
-        if let Some(sync) = self.classic.queued_sync.remove(member) {
+        if let Some(sync) = c.queued_sync.take() {
             self.send_pending(member, ClassicRequest::Sync(*sync), false);
             return;
         }
-        let Some(c) = self.classic.consumers.get_mut(member) else {
-            return;
-        };
         if !(c.rejoin_needed || c.phase == Phase::Unjoined) || c.pending.is_some() {
             return;
         }
@@ -555,23 +549,24 @@ impl Simulation {
     fn issue_token(&mut self, member: &str, seq: u64, sent: (i32, String)) -> RequestToken {
         self.classic.next_token += 1;
         let t = self.classic.next_token;
-        self.classic.tokens.insert(
+        self.classic.tokens.push((
             t,
             TokenOwner {
                 member: member.to_string(),
                 seq,
                 sent,
             },
-        );
+        ));
         RequestToken(t)
     }
 
     /// Sends every JoinGroup / SyncGroup answer the coordinator completed.
     pub(super) fn drain_completed(&mut self) {
         for done in self.coord.take_completed() {
-            let Some(owner) = self.classic.tokens.remove(&done.token.0) else {
+            let Some(k) = self.classic.tokens.iter().position(|t| t.0 == done.token.0) else {
                 continue;
             };
+            let owner = self.classic.tokens.remove(k).1;
             let resp = match done.reply {
                 ClassicReply::Join(r) => ClassicResponse::Join(r),
                 ClassicReply::Sync(r) => ClassicResponse::Sync(r),
@@ -728,7 +723,9 @@ impl Simulation {
                     .is_some_and(|u| u > self.now);
                 if stalled {
                     // The answer is handled in poll(): the SyncGroup waits for the stall.
-                    self.classic.queued_sync.insert(member.to_string(), req);
+                    if let Some(c) = self.classic.consumers.get_mut(member) {
+                        c.queued_sync = Some(req);
+                    }
                     self.schedule_poll(member, 0);
                 } else {
                     self.send_pending(member, ClassicRequest::Sync(*req), false);
@@ -761,7 +758,7 @@ impl Simulation {
             }
             Action::LeaveMember { member } => {
                 let id = self.classic_member(member)?;
-                let c = &self.classic.consumers[&id];
+                let c = &self.classic.consumers.get(&id).expect("resolved");
                 running(c, member)?;
                 // `close()`: only a dynamic member sends LeaveGroup (Kafka's default).
                 if c.instance_id.is_none() && !c.member_id.is_empty() {
@@ -792,7 +789,7 @@ impl Simulation {
             }
             Action::RestartMember { member } => {
                 let id = self.classic_member(member)?;
-                let c = &self.classic.consumers[&id];
+                let c = &self.classic.consumers.get(&id).expect("resolved");
                 if c.is_alive() || c.status == ClientStatus::Bouncing {
                     return Err(SimError::InvalidAction(format!("{member} is running")));
                 }
@@ -872,23 +869,19 @@ impl Simulation {
     /// A stable leader whose metadata moved since it assigned rejoins.
     fn check_leader_metadata(&mut self, member: &str, delay: i64) {
         let subscription = self.classic_subscription();
-        let current: BTreeMap<String, i32> = self
-            .topics
-            .iter()
-            .filter(|(t, n)| subscription.contains(t) && **n > 0)
-            .map(|(t, n)| (t.clone(), *n))
-            .collect();
+        let subscribed = |v: &mut dyn Iterator<Item = (&String, &i32)>| -> Vec<(String, i32)> {
+            v.filter(|(t, n)| subscription.contains(t) && **n > 0)
+                .map(|(t, n)| (t.clone(), *n))
+                .collect()
+        };
+        let current = subscribed(&mut self.topics.iter());
         let Some(c) = self.classic.consumers.get_mut(member) else {
             return;
         };
-        let moved = c.assignment_snapshot.as_ref().is_some_and(|s| {
-            let mine: BTreeMap<String, i32> = s
-                .iter()
-                .filter(|(t, n)| subscription.contains(t) && **n > 0)
-                .map(|(t, n)| (t.clone(), *n))
-                .collect();
-            mine != current
-        });
+        let moved = c
+            .assignment_snapshot
+            .as_ref()
+            .is_some_and(|s| subscribed(&mut s.iter().map(|(t, n)| (t, n))) != current);
         if moved && c.is_alive() && c.phase == Phase::Stable && !c.rejoin_needed {
             c.request_rejoin();
             self.schedule_poll(member, delay);
@@ -904,7 +897,7 @@ impl Simulation {
     /// Records a new ownership sample when the number of orphan partitions changed.
     pub(super) fn sample_ownership(&mut self) {
         let all = self.classic_partitions();
-        let owned: std::collections::BTreeSet<&(String, i32)> = self
+        let owned: Vec<&(String, i32)> = self
             .classic
             .consumers
             .values()
