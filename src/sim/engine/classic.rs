@@ -19,7 +19,7 @@ use super::super::client::ClientStatus;
 use super::super::wire::{
     ClassicRequest, ClassicResponse, classic_request_roundtrip, classic_response_roundtrip,
 };
-use super::{Ev, MESSAGE_LOG_CAPACITY, Simulation};
+use super::{Ev, Simulation};
 
 /// Kafka's `JOIN_GROUP_TIMEOUT_LAPSE`: a JoinGroup waits up to the rebalance timeout + 5 s.
 const JOIN_TIMEOUT_LAPSE_MS: i64 = 5_000;
@@ -91,22 +91,28 @@ impl ClassicWorld {
     }
 
     pub fn hash_into(&self, s: &mut String) {
+        use std::fmt::Write;
         for c in self.consumers.values() {
-            s.push_str(&format!(
-                "{}:{:?}:{}:{}:{}:{:?}:{}:{:?}:{:?}:{:?}:{:?}:{:?};",
+            let _ = write!(
+                s,
+                "{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:",
                 c.name,
-                c.status,
+                c.status_name(),
                 c.net_cut,
                 c.member_id,
                 c.generation,
-                c.phase,
+                c.state_name(),
                 c.rejoin_needed,
-                c.owned,
-                c.pending,
-                c.heartbeat_in_flight,
-                c.next_hb_ms,
-                c.stalled_until
-            ));
+                c.pending.map_or(0, |p| p.seq),
+                c.heartbeat_in_flight.unwrap_or(0),
+                c.next_hb_ms.unwrap_or(-1),
+                c.stalled_until.unwrap_or(-1),
+                c.queued_sync.is_some(),
+            );
+            for (t, p) in &c.owned {
+                let _ = write!(s, "{t}-{p},");
+            }
+            s.push(';');
         }
         s.push_str(&format!("|tokens={}", self.tokens.len()));
     }
@@ -417,46 +423,16 @@ impl Simulation {
 
     /// Puts a classic request on the network; returns its sequence number.
     fn transmit_classic(&mut self, member: &str, req: ClassicRequest) -> u64 {
-        self.msg_seq += 1;
-        let seq = self.msg_seq;
-        let (api, version) = req.api();
-        let (hex, decoded, codec_err) = classic_request_roundtrip(&req);
-        if let Some(e) = &codec_err {
-            self.unexpected_errors
-                .push(format!("t={} {member} {api} codec: {e}", self.now));
-        }
+        let api = req.api();
+        let request = serde_json::to_value(&req).unwrap_or(serde_json::Value::Null);
+        let (hex, decoded, codec_err) = classic_request_roundtrip(req);
         let cut = self
             .classic
             .consumers
             .get(member)
-            .is_some_and(|c| c.net_cut)
-            || self.lost_at_random();
-        self.msg_log.push(MessageLogEntry {
-            seq,
-            sent_ms: self.now,
-            received_ms: -1,
-            member_id: member.to_string(),
-            api: api.to_string(),
-            api_version: version,
-            request: serde_json::to_value(&req).unwrap_or(serde_json::Value::Null),
-            response: None,
-            request_hex: hex,
-            response_hex: None,
-            error: codec_err.map(|e| format!("request codec: {e}")),
-            fate: if cut { "lost_request" } else { "in_flight" }.to_string(),
-        });
-        if self.msg_log.len() > MESSAGE_LOG_CAPACITY + MESSAGE_LOG_CAPACITY / 5 {
-            let excess = self.msg_log.len() - MESSAGE_LOG_CAPACITY;
-            self.msg_log.drain(..excess);
-        }
-        if cut {
-            self.out.push(SimEvent::Heartbeat {
-                seq,
-                member_id: member.to_string(),
-                at_ms: self.now,
-                error: Some("lost_request".to_string()),
-            });
-        } else {
+            .is_some_and(|c| c.net_cut);
+        let (seq, lost) = self.log_request(member, api, request, hex, codec_err, cut);
+        if !lost {
             let at = self.now + self.latency();
             let coord = self.coord_incarnation;
             self.schedule(
@@ -598,7 +574,8 @@ impl Simulation {
             self.unexpected_errors
                 .push(format!("t={} {member}: {}", self.now, code.name()));
         }
-        let (hex, decoded, codec_err) = classic_response_roundtrip(&resp);
+        let json = serde_json::to_value(&resp).ok();
+        let (hex, decoded, codec_err) = classic_response_roundtrip(resp);
         if let Some(e) = &codec_err {
             self.unexpected_errors
                 .push(format!("t={} {member} response codec: {e}", self.now));
@@ -610,7 +587,7 @@ impl Simulation {
             .get(member)
             .is_some_and(|c| c.net_cut)
             || self.lost_at_random();
-        let leave_errors: Vec<String> = match &resp {
+        let leave_errors: Vec<String> = match &decoded {
             ClassicResponse::Leave(l) => l
                 .members
                 .iter()
@@ -621,7 +598,7 @@ impl Simulation {
         };
         if let Some(e) = self.log_entry(seq) {
             e.received_ms = now;
-            e.response = serde_json::to_value(&resp).ok();
+            e.response = json;
             e.response_hex = Some(hex);
             if code != ErrorCode::NONE {
                 e.error = Some(code.name().to_string());
