@@ -112,7 +112,8 @@ fn left_member(r: &mut Reader<'_>) -> Result<LeftMember, WireError> {
 }
 
 /// A classic request as a simulated consumer sends it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
 pub(crate) enum ClassicRequest {
     Join(JoinGroupRequest),
     Sync(SyncGroupRequest),
@@ -121,7 +122,8 @@ pub(crate) enum ClassicRequest {
 }
 
 /// The coordinator's answer to a [`ClassicRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
 pub(crate) enum ClassicResponse {
     Join(JoinGroupResponse),
     Sync(SyncGroupResponse),
@@ -129,104 +131,7 @@ pub(crate) enum ClassicResponse {
     Leave(LeaveGroupResponse),
 }
 
-use serde_json::Value;
-
-/// A JSON object of the message log (Kafka's field names in snake_case; bytes as hex).
-fn obj(fields: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(
-        fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
-
-fn text(s: &str) -> Value {
-    Value::String(s.to_string())
-}
-
-fn opt_text(s: &Option<String>) -> Value {
-    s.as_deref().map_or(Value::Null, text)
-}
-
-fn bytes_hex(b: &[u8]) -> Value {
-    Value::String(hex(b))
-}
-
 impl ClassicRequest {
-    /// The request as the message log shows it (written by hand: smaller in wasm than serde's
-    /// derived code for every struct).
-    pub fn to_json(&self) -> Value {
-        match self {
-            ClassicRequest::Join(r) => obj(vec![
-                ("group_id", text(&r.group_id)),
-                ("session_timeout_ms", r.session_timeout_ms.into()),
-                ("rebalance_timeout_ms", r.rebalance_timeout_ms.into()),
-                ("member_id", text(&r.member_id)),
-                ("group_instance_id", opt_text(&r.group_instance_id)),
-                ("protocol_type", text(&r.protocol_type)),
-                (
-                    "protocols",
-                    Value::Array(
-                        r.protocols
-                            .iter()
-                            .map(|p| {
-                                obj(vec![
-                                    ("name", text(&p.name)),
-                                    ("metadata", bytes_hex(&p.metadata)),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-                ("reason", opt_text(&r.reason)),
-            ]),
-            ClassicRequest::Sync(r) => obj(vec![
-                ("group_id", text(&r.group_id)),
-                ("generation_id", r.generation_id.into()),
-                ("member_id", text(&r.member_id)),
-                ("group_instance_id", opt_text(&r.group_instance_id)),
-                ("protocol_type", opt_text(&r.protocol_type)),
-                ("protocol_name", opt_text(&r.protocol_name)),
-                (
-                    "assignments",
-                    Value::Array(
-                        r.assignments
-                            .iter()
-                            .map(|(m, a)| {
-                                obj(vec![("member_id", text(m)), ("assignment", bytes_hex(a))])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ]),
-            ClassicRequest::Heartbeat(r) => obj(vec![
-                ("group_id", text(&r.group_id)),
-                ("generation_id", r.generation_id.into()),
-                ("member_id", text(&r.member_id)),
-                ("group_instance_id", opt_text(&r.group_instance_id)),
-            ]),
-            ClassicRequest::Leave(r) => obj(vec![
-                ("group_id", text(&r.group_id)),
-                (
-                    "members",
-                    Value::Array(
-                        r.members
-                            .iter()
-                            .map(|m| {
-                                obj(vec![
-                                    ("member_id", text(&m.member_id)),
-                                    ("group_instance_id", opt_text(&m.group_instance_id)),
-                                    ("reason", opt_text(&m.reason)),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ]),
-        }
-    }
-
     /// The API name and the version the simulated consumers use.
     pub fn api(&self) -> (&'static str, i16) {
         match self {
@@ -331,62 +236,6 @@ impl ClassicRequest {
 }
 
 impl ClassicResponse {
-    /// The response as the message log shows it.
-    pub fn to_json(&self) -> Value {
-        let code = ("error_code", Value::from(self.error_code().0));
-        match self {
-            ClassicResponse::Join(r) => obj(vec![
-                code,
-                ("generation_id", r.generation_id.into()),
-                ("protocol_type", opt_text(&r.protocol_type)),
-                ("protocol_name", opt_text(&r.protocol_name)),
-                ("leader", text(&r.leader)),
-                ("skip_assignment", r.skip_assignment.into()),
-                ("member_id", text(&r.member_id)),
-                (
-                    "members",
-                    Value::Array(
-                        r.members
-                            .iter()
-                            .map(|m| {
-                                obj(vec![
-                                    ("member_id", text(&m.member_id)),
-                                    ("group_instance_id", opt_text(&m.group_instance_id)),
-                                    ("metadata", bytes_hex(&m.metadata)),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ]),
-            ClassicResponse::Sync(r) => obj(vec![
-                code,
-                ("protocol_type", opt_text(&r.protocol_type)),
-                ("protocol_name", opt_text(&r.protocol_name)),
-                ("assignment", bytes_hex(&r.assignment)),
-            ]),
-            ClassicResponse::Heartbeat { .. } => obj(vec![code]),
-            ClassicResponse::Leave(r) => obj(vec![
-                code,
-                (
-                    "members",
-                    Value::Array(
-                        r.members
-                            .iter()
-                            .map(|m| {
-                                obj(vec![
-                                    ("member_id", text(&m.member_id)),
-                                    ("group_instance_id", opt_text(&m.group_instance_id)),
-                                    ("error_code", m.error_code.0.into()),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ]),
-        }
-    }
-
     /// The response's error code.
     pub fn error_code(&self) -> ErrorCode {
         match self {

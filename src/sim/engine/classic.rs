@@ -424,7 +424,7 @@ impl Simulation {
     /// Puts a classic request on the network; returns its sequence number.
     fn transmit_classic(&mut self, member: &str, req: ClassicRequest) -> u64 {
         let api = req.api();
-        let request = req.to_json();
+        let request = serde_json::to_value(&req).unwrap_or(serde_json::Value::Null);
         let (hex, decoded, codec_err) = classic_request_roundtrip(req);
         let cut = self
             .classic
@@ -574,7 +574,7 @@ impl Simulation {
             self.unexpected_errors
                 .push(format!("t={} {member}: {}", self.now, code.name()));
         }
-        let json = Some(resp.to_json());
+        let json = serde_json::to_value(&resp).ok();
         let (hex, decoded, codec_err) = classic_response_roundtrip(resp);
         if let Some(e) = &codec_err {
             self.unexpected_errors
