@@ -71,6 +71,61 @@ pub struct CoordinatorConfig {
     /// Bounds on what clients can make the coordinator store (`groupcoord.max.*`).
     #[serde(default)]
     pub limits: Limits,
+    /// KIP-848 consumer group keys (`group.consumer.*`).
+    #[serde(default)]
+    pub consumer: ConsumerConfig,
+}
+
+/// Broker configs of KIP-848 consumer groups (`group.consumer.*`, docs/consumer-protocol.md §K8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConsumerConfig {
+    /// `group.coordinator.rebalance.protocols` contains `consumer`.
+    pub enabled: bool,
+    /// `group.consumer.session.timeout.ms`.
+    pub session_timeout_ms: i32,
+    /// `group.consumer.min.session.timeout.ms`.
+    pub min_session_timeout_ms: i32,
+    /// `group.consumer.max.session.timeout.ms`.
+    pub max_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms`.
+    pub heartbeat_interval_ms: i32,
+    /// `group.consumer.min.heartbeat.interval.ms`.
+    pub min_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.heartbeat.interval.ms`.
+    pub max_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.size`: members per group.
+    pub max_size: i32,
+    /// `group.consumer.assignors`: the first is the default.
+    pub assignors: Vec<String>,
+    /// `group.consumer.assignment.interval.ms`.
+    pub assignment_interval_ms: i32,
+    /// `group.consumer.min.assignment.interval.ms`.
+    pub min_assignment_interval_ms: i32,
+    /// `group.consumer.max.assignment.interval.ms`.
+    pub max_assignment_interval_ms: i32,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        ConsumerConfig {
+            enabled: true,
+            session_timeout_ms: 45_000,
+            min_session_timeout_ms: 45_000,
+            max_session_timeout_ms: 60_000,
+            heartbeat_interval_ms: 5_000,
+            min_heartbeat_interval_ms: 5_000,
+            max_heartbeat_interval_ms: 15_000,
+            max_size: i32::MAX,
+            assignors: crate::assignor::consumer::DEFAULT_ASSIGNORS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            assignment_interval_ms: 1_000,
+            min_assignment_interval_ms: 0,
+            max_assignment_interval_ms: 15_000,
+        }
+    }
 }
 
 /// Broker configs of classic groups (Kafka's `GroupCoordinatorConfig` classic keys). Kafka
@@ -131,6 +186,7 @@ impl Default for CoordinatorConfig {
             group_overrides: BTreeMap::new(),
             classic: ClassicConfig::default(),
             limits: Default::default(),
+            consumer: ConsumerConfig::default(),
         }
     }
 }

@@ -225,6 +225,18 @@ pub const COORDINATOR_KEYS: &[&str] = &[
     "group.max.session.timeout.ms",
     "group.initial.rebalance.delay.ms",
     "group.max.size",
+    "group.consumer.session.timeout.ms",
+    "group.consumer.min.session.timeout.ms",
+    "group.consumer.max.session.timeout.ms",
+    "group.consumer.heartbeat.interval.ms",
+    "group.consumer.min.heartbeat.interval.ms",
+    "group.consumer.max.heartbeat.interval.ms",
+    "group.consumer.max.size",
+    "group.consumer.assignors",
+    "group.consumer.assignment.interval.ms",
+    "group.consumer.min.assignment.interval.ms",
+    "group.consumer.max.assignment.interval.ms",
+    "group.consumer.migration.policy",
 ];
 
 /// Socket-server keys.
@@ -434,6 +446,64 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
             "group.streams.max.assignment.interval.ms" => {
                 c.max_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
             }
+            "group.consumer.session.timeout.ms" => {
+                c.consumer.session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.min.session.timeout.ms" => {
+                c.consumer.min_session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.max.session.timeout.ms" => {
+                c.consumer.max_session_timeout_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.heartbeat.interval.ms" => {
+                c.consumer.heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.min.heartbeat.interval.ms" => {
+                c.consumer.min_heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.max.heartbeat.interval.ms" => {
+                c.consumer.max_heartbeat_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            "group.consumer.max.size" => c.consumer.max_size = at_least(k, parse_int(k, v)?, 1)?,
+            "group.consumer.assignment.interval.ms" => {
+                c.consumer.assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.consumer.min.assignment.interval.ms" => {
+                c.consumer.min_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.consumer.max.assignment.interval.ms" => {
+                c.consumer.max_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.consumer.assignors" => {
+                let list = parse_list(v);
+                unique_non_empty(k, &list)?;
+                for name in &list {
+                    if crate::assignor::consumer::builtin_assignor(name).is_none() {
+                        return Err(err(
+                            k,
+                            format!(
+                                "unknown consumer group assignor `{name}` (groupcoord has \
+                                 uniform and range)"
+                            ),
+                        ));
+                    }
+                }
+                if list.is_empty() {
+                    return Err(err(k, "at least one assignor is required"));
+                }
+                c.consumer.assignors = list;
+            }
+            // docs/deviations.md: online migration is not served yet; only `disabled` (what
+            // groupcoord does) is accepted.
+            "group.consumer.migration.policy" => {
+                if !v.trim().eq_ignore_ascii_case("disabled") {
+                    return Err(err(
+                        k,
+                        "online migration between classic and consumer groups is not supported \
+                         yet: only `disabled` is accepted",
+                    ));
+                }
+            }
             "group.streams.assignors" => {
                 let list = parse_list(v);
                 if list.is_empty() {
@@ -490,6 +560,7 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                     return Err(err(k, "the classic rebalance protocol must be enabled"));
                 }
                 c.streams_enabled = list.iter().any(|p| p == "streams");
+                c.consumer.enabled = list.iter().any(|p| p == "consumer");
             }
             // Kafka defines it with no validator: any int (a negative one refuses all metadata).
             "offset.metadata.max.bytes" => c.offset_metadata_max_bytes = parse_int(k, v)?,
@@ -604,8 +675,56 @@ fn range(
     Ok(())
 }
 
+/// Kafka's `Utils.require` checks of the `group.consumer.*` keys.
+fn validate_consumer(c: &crate::config::ConsumerConfig) -> Result<(), ConfigError> {
+    let p = "group.consumer.";
+    for (what, v, lo, hi) in [
+        (
+            "session.timeout.ms",
+            c.session_timeout_ms,
+            c.min_session_timeout_ms,
+            c.max_session_timeout_ms,
+        ),
+        (
+            "heartbeat.interval.ms",
+            c.heartbeat_interval_ms,
+            c.min_heartbeat_interval_ms,
+            c.max_heartbeat_interval_ms,
+        ),
+        (
+            "assignment.interval.ms",
+            c.assignment_interval_ms,
+            c.min_assignment_interval_ms,
+            c.max_assignment_interval_ms,
+        ),
+    ] {
+        if hi < lo {
+            return Err(err(
+                &format!("{p}max.{what}"),
+                format!("must be greater than or equal to {p}min.{what}"),
+            ));
+        }
+        range(
+            &format!("{p}{what}"),
+            v,
+            lo,
+            hi,
+            &format!("{p}min.{what}"),
+            &format!("{p}max.{what}"),
+        )?;
+    }
+    if c.heartbeat_interval_ms >= c.session_timeout_ms {
+        return Err(err(
+            "group.consumer.heartbeat.interval.ms",
+            "must be less than group.consumer.session.timeout.ms",
+        ));
+    }
+    Ok(())
+}
+
 /// Cross-key validation of `GroupCoordinatorConfig`.
 pub fn validate(c: &CoordinatorConfig) -> Result<(), ConfigError> {
+    validate_consumer(&c.consumer)?;
     if c.max_session_timeout_ms < c.min_session_timeout_ms {
         return Err(err(
             "group.streams.max.session.timeout.ms",

@@ -93,8 +93,12 @@ impl ErrorCode {
     pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
     /// The static instance id is still held by another member.
     pub const UNRELEASED_INSTANCE_ID: ErrorCode = ErrorCode(111);
+    /// The member names an assignor the group does not support.
+    pub const UNSUPPORTED_ASSIGNOR: ErrorCode = ErrorCode(112);
     /// An offset commit's member epoch does not match the member's.
     pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
+    /// A subscription regular expression that does not compile.
+    pub const INVALID_REGULAR_EXPRESSION: ErrorCode = ErrorCode(128);
     /// The streams topology is invalid.
     pub const STREAMS_INVALID_TOPOLOGY: ErrorCode = ErrorCode(130);
     /// The topology epoch a member sent is invalid.
@@ -144,7 +148,9 @@ impl ErrorCode {
             100 => "UNKNOWN_TOPIC_ID",
             110 => "FENCED_MEMBER_EPOCH",
             111 => "UNRELEASED_INSTANCE_ID",
+            112 => "UNSUPPORTED_ASSIGNOR",
             113 => "STALE_MEMBER_EPOCH",
+            128 => "INVALID_REGULAR_EXPRESSION",
             130 => "STREAMS_INVALID_TOPOLOGY",
             131 => "STREAMS_INVALID_TOPOLOGY_EPOCH",
             132 => "STREAMS_TOPOLOGY_FENCED",

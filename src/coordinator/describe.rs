@@ -42,7 +42,7 @@ pub struct ListedGroup {
 
 /// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11) as a bit set:
 /// the GROUP operations Kafka reports when no authorizer is configured.
-const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
+pub(crate) const GROUP_OPERATIONS_WITHOUT_AUTHORIZER: i32 =
     (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 fn kv(key: &str, value: &str) -> KeyValue {
@@ -285,9 +285,14 @@ impl Coordinator {
                     g.protocol_type.clone().unwrap_or_default(),
                     g.state.name(),
                 ),
+                super::registry::Group::Consumer(g) => (
+                    g.state().name(),
+                    "consumer".to_string(),
+                    g.state().filter_name(),
+                ),
             };
             let wanted = match group {
-                super::registry::Group::Streams(_) => {
+                super::registry::Group::Streams(_) | super::registry::Group::Consumer(_) => {
                     |f: &str, s: &str| f.trim().eq_ignore_ascii_case(s)
                 }
                 // Classic names are CamelCase; accept `preparing_rebalance` too.
@@ -336,7 +341,12 @@ impl Coordinator {
         let mut out = Outcome::new(Vec::new());
         for id in group_ids {
             let classic = self.classic_delete_check(id);
+            let consumer = self.groups.consumer(id).map(|g| g.state());
             let mut code = match self.groups.streams(id) {
+                None if consumer.is_some_and(|s| s != GroupState::Empty) => {
+                    ErrorCode::NON_EMPTY_GROUP
+                }
+                None if consumer.is_some() => ErrorCode::NONE,
                 None if classic.is_some() => classic.unwrap_or(ErrorCode::NONE),
                 None if self.offsets.contains_key(id) => ErrorCode::NONE,
                 None => ErrorCode::GROUP_ID_NOT_FOUND,
@@ -360,6 +370,8 @@ impl Coordinator {
                         group_id: id.clone(),
                         value: None,
                     });
+                } else if let Some(tombstones) = self.consumer_group_tombstones(id) {
+                    records.extend(tombstones);
                 } else if self.groups.contains(id) {
                     records.push(Record::TargetAssignmentMetadata {
                         group_id: id.clone(),
@@ -401,7 +413,9 @@ impl Coordinator {
     /// applied changes nothing and is re-armed after Kafka's timer retry backoff; a failed
     /// delayed assignment is not retried (Kafka schedules it without retry either).
     pub(super) fn fire(&mut self, now: Millis, key: TimerKey, tag: i32) -> Outcome<()> {
+        let consumer = self.consumer_fire(&key, tag);
         let fenced = match &key {
+            _ if consumer.is_some() => consumer.unwrap_or_else(|| Ok(Outcome::new(()))),
             TimerKey::SessionTimeout {
                 group_id,
                 member_id,

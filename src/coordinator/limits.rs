@@ -151,6 +151,36 @@ impl Limits {
         Ok(())
     }
 
+    /// The sizes of a ConsumerGroupHeartbeat: subscribed topic names (at most
+    /// `groupcoord.max.topics`) and owned partitions (at most `groupcoord.max.tasks.per.member`).
+    pub fn check_consumer_heartbeat(
+        &self,
+        req: &crate::protocol::consumer::ConsumerGroupHeartbeatRequest,
+    ) -> Result<(), ApiError> {
+        let names = req.subscribed_topic_names.as_ref().map_or(0, Vec::len);
+        if names > self.max_topics.max(0) as usize {
+            return Err(ApiError::invalid_request(format!(
+                "The member subscribes to {names} topics, more than the maximum of {} \
+                 (groupcoord.max.topics).",
+                self.max_topics
+            )));
+        }
+        let owned: usize = req
+            .topic_partitions
+            .iter()
+            .flatten()
+            .map(|t| t.partitions.len().max(1))
+            .sum();
+        if owned > self.max_tasks_per_member.max(0) as usize {
+            return Err(ApiError::invalid_request(format!(
+                "The member reports {owned} owned partitions, more than the maximum of {} \
+                 (groupcoord.max.tasks.per.member).",
+                self.max_tasks_per_member
+            )));
+        }
+        Ok(())
+    }
+
     /// The task count of a configured topology (partition counts decided from the metadata).
     pub fn check_tasks(&self, c: &ConfiguredTopology) -> Result<(), ApiError> {
         let tasks: i64 = c

@@ -124,6 +124,7 @@ pub struct Outcome<R> {
 }
 
 pub(crate) mod classic;
+pub(crate) mod consumer;
 mod describe;
 pub(crate) mod group;
 mod heartbeat;
@@ -230,6 +231,14 @@ impl Coordinator {
                     g.metadata_refresh_deadline = (Millis(0), 0);
                 }
             }
+            // Consumer groups subscribed to a changed topic refresh on their next heartbeat
+            // (docs/consumer-protocol.md §K3.6).
+            for g in self.groups.all_consumer_mut() {
+                let topics = g.subscribed_topics_with(None, None);
+                if changed.iter().any(|t| topics.contains(*t)) {
+                    g.metadata_refresh_deadline = (Millis(0), 0);
+                }
+            }
         }
         self.metadata = image;
     }
@@ -323,6 +332,7 @@ impl Coordinator {
             changes.push(self.timers.schedule(k, d, tag));
         }
         changes.extend(self.classic_on_loaded(now));
+        changes.extend(self.consumer_on_loaded(now));
         changes
     }
 
@@ -342,10 +352,17 @@ impl Coordinator {
             .all_classic()
             .filter_map(|g| Some((&g.group_id, g.persisted.as_ref()?)))
             .collect();
-        let json = if classic.is_empty() {
+        let consumer: Vec<_> = self
+            .groups
+            .all_consumer()
+            .map(consumer::ConsumerGroup::persistent_view)
+            .collect();
+        let json = if classic.is_empty() && consumer.is_empty() {
             serde_json::to_vec(&(groups, offsets))
-        } else {
+        } else if consumer.is_empty() {
             serde_json::to_vec(&(groups, offsets, classic))
+        } else {
+            serde_json::to_vec(&(groups, offsets, classic, consumer))
         }
         .unwrap_or_default();
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))

@@ -173,6 +173,24 @@ impl Coordinator {
             )?;
             return Ok(ok);
         }
+        if let Some(g) = self.groups.consumer(&req.group_id) {
+            // docs/consumer-protocol.md §K7.
+            let member = Coordinator::consumer_validate_commit(
+                g,
+                &req.member_id,
+                req.group_instance_id.as_deref(),
+                req.member_epoch,
+                req.transactional,
+                req.api_version,
+            )?;
+            let epoch = req.member_epoch;
+            return Ok(match member {
+                None => ok,
+                Some(m) => Box::new(move |topic: &str, partition: i32| {
+                    super::consumer::partition_commit_error(m, epoch, topic, partition)
+                }),
+            });
+        }
         let Some(g) = self.groups.streams(&req.group_id) else {
             if req.member_epoch < 0 {
                 return Ok(ok);
@@ -249,6 +267,9 @@ impl Coordinator {
 
     /// OffsetFetch with the streams validation (spec §8).
     pub fn offset_fetch(&self, req: &OffsetFetchInput) -> Result<Vec<FetchedOffset>, ApiError> {
+        if let Some(g) = self.groups.consumer(&req.group_id) {
+            Coordinator::consumer_validate_fetch(g, req.member_id.as_deref(), req.member_epoch)?;
+        }
         if let Some(g) = self.groups.streams(&req.group_id) {
             let admin = req.member_id.is_none() && req.member_epoch < 0;
             if !admin {

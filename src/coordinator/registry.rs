@@ -1,10 +1,11 @@
-//! The group registry: every group by id, whatever its type: streams groups and classic groups
-//! (KIP-848 consumer groups will be another variant of [`Group`]), sharing the records, the
-//! timers and the offset store of the coordinator.
+//! The group registry: every group by id, whatever its type: streams groups, classic groups and
+//! KIP-848 consumer groups, sharing the records, the timers and the offset store of the
+//! coordinator (group ids are one namespace, as in Kafka).
 
 use std::collections::BTreeMap;
 
 use super::classic::ClassicGroup;
+use super::consumer::ConsumerGroup;
 use super::group::StreamsGroup;
 
 /// A group of any type.
@@ -13,6 +14,7 @@ use super::group::StreamsGroup;
 pub enum Group {
     Streams(StreamsGroup),
     Classic(ClassicGroup),
+    Consumer(ConsumerGroup),
 }
 
 impl Group {
@@ -21,6 +23,21 @@ impl Group {
         match self {
             Group::Streams(_) => "streams",
             Group::Classic(_) => "classic",
+            Group::Consumer(_) => "consumer",
+        }
+    }
+
+    pub fn as_consumer(&self) -> Option<&ConsumerGroup> {
+        match self {
+            Group::Consumer(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn as_consumer_mut(&mut self) -> Option<&mut ConsumerGroup> {
+        match self {
+            Group::Consumer(g) => Some(g),
+            _ => None,
         }
     }
 
@@ -89,6 +106,33 @@ impl GroupRegistry {
 
     pub fn classic_mut(&mut self, id: &str) -> Option<&mut ClassicGroup> {
         self.groups.get_mut(id).and_then(Group::as_classic_mut)
+    }
+
+    /// The consumer group with this id (None when absent or of another type).
+    pub fn consumer(&self, id: &str) -> Option<&ConsumerGroup> {
+        self.groups.get(id).and_then(Group::as_consumer)
+    }
+
+    pub fn consumer_mut(&mut self, id: &str) -> Option<&mut ConsumerGroup> {
+        self.groups.get_mut(id).and_then(Group::as_consumer_mut)
+    }
+
+    /// The consumer group with this id, created empty when absent (replay). `None` when a group
+    /// of another type holds the id.
+    pub fn consumer_or_create(&mut self, id: &str) -> Option<&mut ConsumerGroup> {
+        self.groups
+            .entry(id.to_string())
+            .or_insert_with(|| Group::Consumer(ConsumerGroup::new(id)))
+            .as_consumer_mut()
+    }
+
+    /// Every consumer group, by id.
+    pub fn all_consumer(&self) -> impl Iterator<Item = &ConsumerGroup> {
+        self.groups.values().filter_map(Group::as_consumer)
+    }
+
+    pub fn all_consumer_mut(&mut self) -> impl Iterator<Item = &mut ConsumerGroup> {
+        self.groups.values_mut().filter_map(Group::as_consumer_mut)
     }
 
     /// Insert (or replace) a classic group.

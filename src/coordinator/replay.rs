@@ -28,6 +28,12 @@ pub enum ReplayError {
         /// The group.
         group_id: String,
     },
+    /// A consumer group record for a group of another type.
+    #[error("group {group_id} exists and is not a consumer group")]
+    NotAConsumerGroup {
+        /// The group.
+        group_id: String,
+    },
     /// A group tombstone while the group still has members.
     #[error("cannot delete streams group {group_id}: it still has {members} members")]
     GroupHasMembers {
@@ -137,7 +143,22 @@ impl Coordinator {
             | Record::CurrentMemberAssignment { .. }
             | Record::Topology { .. } => other_type,
             Record::OffsetCommit { .. } => false,
-            Record::ClassicGroupMetadata { .. } => self.groups.streams(id).is_some(),
+            Record::ClassicGroupMetadata { .. } => {
+                self.groups.streams(id).is_some() || self.groups.consumer(id).is_some()
+            }
+            Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {
+                record.is_tombstone()
+                    || self
+                        .groups
+                        .get(id)
+                        .is_some_and(|g| g.as_consumer().is_none())
+            }
         }
     }
 
@@ -166,6 +187,9 @@ impl Coordinator {
 
     /// Apply one record. State changes only through here (spec §6).
     pub fn replay(&mut self, record: &Record) -> Result<(), ReplayError> {
+        if self.replay_consumer(record)? {
+            return Ok(());
+        }
         match record {
             Record::GroupMetadata { group_id, value } => match value {
                 Some(v) => {
@@ -304,7 +328,9 @@ impl Coordinator {
                 }
             },
             Record::ClassicGroupMetadata { group_id, value } => {
-                if self.groups.streams(group_id).is_some() {
+                if self.groups.streams(group_id).is_some()
+                    || self.groups.consumer(group_id).is_some()
+                {
                     return Err(ReplayError::NotAClassicGroup {
                         group_id: group_id.clone(),
                     });
@@ -343,6 +369,14 @@ impl Coordinator {
                     }
                 }
             }
+            // Applied by `replay_consumer` above.
+            Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {}
         }
         Ok(())
     }

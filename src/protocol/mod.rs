@@ -6,6 +6,7 @@
 
 pub mod classic;
 pub(crate) mod codec;
+pub mod consumer;
 mod messages;
 
 pub use codec::*;

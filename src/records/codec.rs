@@ -23,6 +23,7 @@
 //! length, then the bytes) and the value as `nullable_bytes` (-1 = tombstone); no header.
 
 mod classic;
+mod consumer;
 mod offsets;
 mod streams;
 
@@ -151,6 +152,85 @@ pub fn encode_record(record: &Record) -> Result<(Vec<u8>, Option<Vec<u8>>), Reco
             )?,
             value.as_ref().map(classic::encode_group_metadata),
         ),
+        Record::ConsumerGroupMetadata { group_id, value } => (
+            group_key(CONSUMER_GROUP_METADATA, C_GROUP_METADATA_KEY, group_id)?,
+            value.as_ref().map(consumer::encode_group_metadata),
+        ),
+        Record::ConsumerGroupPartitionMetadata { group_id, value } => (
+            group_key(
+                CONSUMER_GROUP_PARTITION_METADATA,
+                C_PARTITION_METADATA_KEY,
+                group_id,
+            )?,
+            value.as_ref().map(consumer::encode_partition_metadata),
+        ),
+        Record::ConsumerMemberMetadata {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                CONSUMER_GROUP_MEMBER_METADATA,
+                C_MEMBER_METADATA_KEY,
+                group_id,
+                member_id,
+            )?,
+            value.as_ref().map(consumer::encode_member_metadata),
+        ),
+        Record::ConsumerTargetAssignmentMetadata { group_id, value } => (
+            group_key(
+                CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                C_TARGET_ASSIGNMENT_METADATA_KEY,
+                group_id,
+            )?,
+            value.as_ref().map(|v| {
+                streams::encode_assignment_metadata(consumer::TARGET_ASSIGNMENT_METADATA, v)
+            }),
+        ),
+        Record::ConsumerTargetAssignmentMember {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                C_TARGET_ASSIGNMENT_MEMBER_KEY,
+                group_id,
+                member_id,
+            )?,
+            value
+                .as_deref()
+                .map(consumer::encode_target_assignment_member),
+        ),
+        Record::ConsumerCurrentMemberAssignment {
+            group_id,
+            member_id,
+            value,
+        } => (
+            member_key(
+                CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                C_CURRENT_MEMBER_ASSIGNMENT_KEY,
+                group_id,
+                member_id,
+            )?,
+            value
+                .as_ref()
+                .map(consumer::encode_current_member_assignment),
+        ),
+        Record::ConsumerRegularExpression {
+            group_id,
+            regex,
+            value,
+        } => {
+            let mut w = Writer::new(C_REGULAR_EXPRESSION_KEY);
+            w.i16(CONSUMER_GROUP_REGULAR_EXPRESSION);
+            w.string("GroupId", group_id)?;
+            w.string("RegularExpression", regex)?;
+            (
+                w.into_bytes(),
+                value.as_ref().map(consumer::encode_regular_expression),
+            )
+        }
     };
     Ok((key, value.transpose()?))
 }
@@ -162,6 +242,13 @@ const TARGET_ASSIGNMENT_MEMBER_KEY: &str = "StreamsGroupTargetAssignmentMemberKe
 const CURRENT_MEMBER_ASSIGNMENT_KEY: &str = "StreamsGroupCurrentMemberAssignmentKey";
 const TOPOLOGY_KEY: &str = "StreamsGroupTopologyKey";
 const OFFSET_COMMIT_KEY: &str = "OffsetCommitKey";
+const C_GROUP_METADATA_KEY: &str = "ConsumerGroupMetadataKey";
+const C_PARTITION_METADATA_KEY: &str = "ConsumerGroupPartitionMetadataKey";
+const C_MEMBER_METADATA_KEY: &str = "ConsumerGroupMemberMetadataKey";
+const C_TARGET_ASSIGNMENT_METADATA_KEY: &str = "ConsumerGroupTargetAssignmentMetadataKey";
+const C_TARGET_ASSIGNMENT_MEMBER_KEY: &str = "ConsumerGroupTargetAssignmentMemberKey";
+const C_CURRENT_MEMBER_ASSIGNMENT_KEY: &str = "ConsumerGroupCurrentMemberAssignmentKey";
+const C_REGULAR_EXPRESSION_KEY: &str = "ConsumerGroupRegularExpressionKey";
 const LEGACY_OFFSET_COMMIT_KEY: &str = "LegacyOffsetCommitKey";
 /// Root of the error path while the record type is not known yet.
 const RECORD_KEY: &str = "RecordKey";
@@ -272,6 +359,61 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<Record, RecordC
             Record::ClassicGroupMetadata {
                 group_id,
                 value: value.map(classic::decode_group_metadata).transpose()?,
+            }
+        }
+        CONSUMER_GROUP_METADATA => Record::ConsumerGroupMetadata {
+            group_id: read_group_key(key, C_GROUP_METADATA_KEY)?,
+            value: value.map(consumer::decode_group_metadata).transpose()?,
+        },
+        CONSUMER_GROUP_PARTITION_METADATA => Record::ConsumerGroupPartitionMetadata {
+            group_id: read_group_key(key, C_PARTITION_METADATA_KEY)?,
+            value: value.map(consumer::decode_partition_metadata).transpose()?,
+        },
+        CONSUMER_GROUP_MEMBER_METADATA => {
+            let (group_id, member_id) = read_member_key(key, C_MEMBER_METADATA_KEY)?;
+            Record::ConsumerMemberMetadata {
+                group_id,
+                member_id,
+                value: value.map(consumer::decode_member_metadata).transpose()?,
+            }
+        }
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA => Record::ConsumerTargetAssignmentMetadata {
+            group_id: read_group_key(key, C_TARGET_ASSIGNMENT_METADATA_KEY)?,
+            value: value
+                .map(|v| {
+                    streams::decode_assignment_metadata(v, consumer::TARGET_ASSIGNMENT_METADATA)
+                })
+                .transpose()?,
+        },
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER => {
+            let (group_id, member_id) = read_member_key(key, C_TARGET_ASSIGNMENT_MEMBER_KEY)?;
+            Record::ConsumerTargetAssignmentMember {
+                group_id,
+                member_id,
+                value: value
+                    .map(consumer::decode_target_assignment_member)
+                    .transpose()?,
+            }
+        }
+        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT => {
+            let (group_id, member_id) = read_member_key(key, C_CURRENT_MEMBER_ASSIGNMENT_KEY)?;
+            Record::ConsumerCurrentMemberAssignment {
+                group_id,
+                member_id,
+                value: value
+                    .map(consumer::decode_current_member_assignment)
+                    .transpose()?,
+            }
+        }
+        CONSUMER_GROUP_REGULAR_EXPRESSION => {
+            let mut r = key_reader(key, C_REGULAR_EXPRESSION_KEY)?;
+            let group_id = r.string("GroupId")?;
+            let regex = r.string("RegularExpression")?;
+            r.finish()?;
+            Record::ConsumerRegularExpression {
+                group_id,
+                regex,
+                value: value.map(consumer::decode_regular_expression).transpose()?,
             }
         }
         other => return Err(RecordCodecError::UnknownType(other)),
@@ -483,9 +625,10 @@ mod tests {
             decode_record(&[0, 18, 0, 0], None).unwrap_err(),
             RecordCodecError::UnknownType(18)
         );
+        // Types 3-8 and 16 are the consumer-group records now; 9 (share groups) is not served.
         assert_eq!(
-            decode_record(&[0, 3], None).unwrap_err(),
-            RecordCodecError::UnknownType(3)
+            decode_record(&[0, 9], None).unwrap_err(),
+            RecordCodecError::UnknownType(9)
         );
         assert!(matches!(
             decode_record(&[0], None),

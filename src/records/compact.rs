@@ -66,7 +66,16 @@ pub fn record_key(r: &Record) -> Vec<u8> {
         Record::GroupMetadata { group_id, .. }
         | Record::TargetAssignmentMetadata { group_id, .. }
         | Record::Topology { group_id, .. }
-        | Record::ClassicGroupMetadata { group_id, .. } => part(group_id),
+        | Record::ClassicGroupMetadata { group_id, .. }
+        | Record::ConsumerGroupMetadata { group_id, .. }
+        | Record::ConsumerGroupPartitionMetadata { group_id, .. }
+        | Record::ConsumerTargetAssignmentMetadata { group_id, .. } => part(group_id),
+        Record::ConsumerRegularExpression {
+            group_id, regex, ..
+        } => {
+            part(group_id);
+            part(regex);
+        }
         Record::MemberMetadata {
             group_id,
             member_id,
@@ -78,6 +87,21 @@ pub fn record_key(r: &Record) -> Vec<u8> {
             ..
         }
         | Record::CurrentMemberAssignment {
+            group_id,
+            member_id,
+            ..
+        }
+        | Record::ConsumerMemberMetadata {
+            group_id,
+            member_id,
+            ..
+        }
+        | Record::ConsumerTargetAssignmentMember {
+            group_id,
+            member_id,
+            ..
+        }
+        | Record::ConsumerCurrentMemberAssignment {
             group_id,
             member_id,
             ..

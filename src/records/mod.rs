@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::assignor::consumer::TopicId;
 use crate::topology::StreamsTopology;
 use crate::types::{TasksTuple, TasksWithEpochs};
 
@@ -24,6 +25,20 @@ pub mod record_type {
     pub const OFFSET_COMMIT: i16 = 1;
     /// A classic group with its members.
     pub const CLASSIC_GROUP_METADATA: i16 = 2;
+    /// A consumer group's epoch and metadata hash (KIP-848).
+    pub const CONSUMER_GROUP_METADATA: i16 = 3;
+    /// A consumer group's subscribed topic metadata (KIP-848).
+    pub const CONSUMER_GROUP_PARTITION_METADATA: i16 = 4;
+    /// A consumer group member's metadata.
+    pub const CONSUMER_GROUP_MEMBER_METADATA: i16 = 5;
+    /// The epoch of a consumer group's target assignment.
+    pub const CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: i16 = 6;
+    /// One member's partitions in a consumer group's target assignment.
+    pub const CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: i16 = 7;
+    /// A consumer group member's current assignment.
+    pub const CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: i16 = 8;
+    /// A regular expression a consumer group subscribes with, and the topics it matched.
+    pub const CONSUMER_GROUP_REGULAR_EXPRESSION: i16 = 16;
     /// A streams group's epoch and metadata hash.
     pub const STREAMS_GROUP_METADATA: i16 = 17;
     /// A streams member's metadata.
@@ -98,6 +113,64 @@ pub enum Record {
         /// The value; `None` deletes the group.
         value: Option<ClassicGroupMetadataValue>,
     },
+    /// Type 3: a consumer group's epoch and metadata hash (docs/consumer-protocol.md §K6).
+    ConsumerGroupMetadata {
+        /// The group.
+        group_id: String,
+        /// The value; `None` deletes the group.
+        value: Option<ConsumerGroupMetadataValue>,
+    },
+    /// Type 4: the subscription metadata of Kafka 3.x; 4.4 only writes its tombstone, and reads
+    /// (and ignores) an old value.
+    ConsumerGroupPartitionMetadata {
+        /// The group.
+        group_id: String,
+        /// The value; `None` deletes it.
+        value: Option<ConsumerPartitionMetadataValue>,
+    },
+    /// Type 5: a consumer group member's subscription.
+    ConsumerMemberMetadata {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+        /// The value; `None` removes the member.
+        value: Option<ConsumerMemberMetadataValue>,
+    },
+    /// Type 6: the epoch of a consumer group's target assignment (same layout as type 20).
+    ConsumerTargetAssignmentMetadata {
+        /// The group.
+        group_id: String,
+        /// The value; `None` with the group's deletion.
+        value: Option<TargetAssignmentMetadataValue>,
+    },
+    /// Type 7: one member's target partitions, in the order Kafka's assignor output lists them.
+    ConsumerTargetAssignmentMember {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+        /// The member's target partitions by topic id; `None` removes the member from the target.
+        value: Option<Vec<(TopicId, Vec<i32>)>>,
+    },
+    /// Type 8: one member's epochs, state and partitions (with their assignment epochs).
+    ConsumerCurrentMemberAssignment {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+        /// The value; `None` removes the member's assignment.
+        value: Option<ConsumerCurrentAssignmentValue>,
+    },
+    /// Type 16: a resolved regular expression subscription.
+    ConsumerRegularExpression {
+        /// The group.
+        group_id: String,
+        /// The regular expression.
+        regex: String,
+        /// The value; `None` deletes it.
+        value: Option<ConsumerRegexValue>,
+    },
     /// Type 1 (committed offsets, spec §8).
     OffsetCommit {
         /// The group.
@@ -124,6 +197,19 @@ impl Record {
             Record::Topology { .. } => STREAMS_GROUP_TOPOLOGY,
             Record::OffsetCommit { .. } => OFFSET_COMMIT,
             Record::ClassicGroupMetadata { .. } => CLASSIC_GROUP_METADATA,
+            Record::ConsumerGroupMetadata { .. } => CONSUMER_GROUP_METADATA,
+            Record::ConsumerGroupPartitionMetadata { .. } => CONSUMER_GROUP_PARTITION_METADATA,
+            Record::ConsumerMemberMetadata { .. } => CONSUMER_GROUP_MEMBER_METADATA,
+            Record::ConsumerTargetAssignmentMetadata { .. } => {
+                CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA
+            }
+            Record::ConsumerTargetAssignmentMember { .. } => {
+                CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER
+            }
+            Record::ConsumerCurrentMemberAssignment { .. } => {
+                CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT
+            }
+            Record::ConsumerRegularExpression { .. } => CONSUMER_GROUP_REGULAR_EXPRESSION,
         }
     }
 
@@ -138,6 +224,17 @@ impl Record {
             Record::Topology { .. } => "Topology",
             Record::OffsetCommit { .. } => "OffsetCommit",
             Record::ClassicGroupMetadata { .. } => "ClassicGroupMetadata",
+            Record::ConsumerGroupMetadata { .. } => "ConsumerGroupMetadata",
+            Record::ConsumerGroupPartitionMetadata { .. } => "ConsumerGroupPartitionMetadata",
+            Record::ConsumerMemberMetadata { .. } => "ConsumerGroupMemberMetadata",
+            Record::ConsumerTargetAssignmentMetadata { .. } => {
+                "ConsumerGroupTargetAssignmentMetadata"
+            }
+            Record::ConsumerTargetAssignmentMember { .. } => "ConsumerGroupTargetAssignmentMember",
+            Record::ConsumerCurrentMemberAssignment { .. } => {
+                "ConsumerGroupCurrentMemberAssignment"
+            }
+            Record::ConsumerRegularExpression { .. } => "ConsumerGroupRegularExpression",
         }
     }
 
@@ -151,7 +248,14 @@ impl Record {
             | Record::CurrentMemberAssignment { group_id, .. }
             | Record::Topology { group_id, .. }
             | Record::OffsetCommit { group_id, .. }
-            | Record::ClassicGroupMetadata { group_id, .. } => group_id,
+            | Record::ClassicGroupMetadata { group_id, .. }
+            | Record::ConsumerGroupMetadata { group_id, .. }
+            | Record::ConsumerGroupPartitionMetadata { group_id, .. }
+            | Record::ConsumerMemberMetadata { group_id, .. }
+            | Record::ConsumerTargetAssignmentMetadata { group_id, .. }
+            | Record::ConsumerTargetAssignmentMember { group_id, .. }
+            | Record::ConsumerCurrentMemberAssignment { group_id, .. }
+            | Record::ConsumerRegularExpression { group_id, .. } => group_id,
         }
     }
 
@@ -166,6 +270,13 @@ impl Record {
             Record::Topology { value, .. } => value.is_none(),
             Record::OffsetCommit { value, .. } => value.is_none(),
             Record::ClassicGroupMetadata { value, .. } => value.is_none(),
+            Record::ConsumerGroupMetadata { value, .. } => value.is_none(),
+            Record::ConsumerGroupPartitionMetadata { value, .. } => value.is_none(),
+            Record::ConsumerMemberMetadata { value, .. } => value.is_none(),
+            Record::ConsumerTargetAssignmentMetadata { value, .. } => value.is_none(),
+            Record::ConsumerTargetAssignmentMember { value, .. } => value.is_none(),
+            Record::ConsumerCurrentMemberAssignment { value, .. } => value.is_none(),
+            Record::ConsumerRegularExpression { value, .. } => value.is_none(),
         }
     }
 
@@ -174,14 +285,21 @@ impl Record {
         let key = match self {
             Record::MemberMetadata { member_id, .. }
             | Record::TargetAssignmentMember { member_id, .. }
-            | Record::CurrentMemberAssignment { member_id, .. } => member_id.clone(),
+            | Record::CurrentMemberAssignment { member_id, .. }
+            | Record::ConsumerMemberMetadata { member_id, .. }
+            | Record::ConsumerTargetAssignmentMember { member_id, .. }
+            | Record::ConsumerCurrentMemberAssignment { member_id, .. } => member_id.clone(),
+            Record::ConsumerRegularExpression { regex, .. } => regex.clone(),
             Record::OffsetCommit {
                 topic, partition, ..
             } => format!("{topic}-{partition}"),
             Record::GroupMetadata { .. }
             | Record::TargetAssignmentMetadata { .. }
             | Record::Topology { .. }
-            | Record::ClassicGroupMetadata { .. } => String::new(),
+            | Record::ClassicGroupMetadata { .. }
+            | Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. } => String::new(),
         };
         let mut s = if key.is_empty() {
             self.name().to_string()
@@ -376,4 +494,140 @@ pub struct ClassicMemberMetadata {
     pub subscription: Vec<u8>,
     /// The assignment the leader gave the member.
     pub assignment: Vec<u8>,
+}
+
+/// Value of record 3 `ConsumerGroupMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerGroupMetadataValue {
+    /// The group epoch.
+    pub epoch: i32,
+    /// Tagged 0, default 0.
+    pub metadata_hash: i64,
+}
+
+/// Value of record 4 `ConsumerGroupPartitionMetadata` (read from old logs only).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ConsumerPartitionMetadataValue {
+    /// The topics.
+    pub topics: Vec<ConsumerTopicMetadata>,
+}
+
+/// One topic of [`ConsumerPartitionMetadataValue`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerTopicMetadata {
+    /// The topic id.
+    pub topic_id: TopicId,
+    /// The topic name.
+    pub name: String,
+    /// Its partition count.
+    pub num_partitions: i32,
+    /// (partition, racks of its replicas).
+    pub partition_racks: Vec<(i32, Vec<String>)>,
+}
+
+/// `ClassicMemberMetadata` of record 5: a member that joined through JoinGroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerClassicMemberMetadata {
+    /// Session timeout in ms.
+    pub session_timeout_ms: i32,
+    /// (name, metadata) in the member's preference order.
+    pub supported_protocols: Vec<(String, Vec<u8>)>,
+}
+
+/// Value of record 5 `ConsumerGroupMemberMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerMemberMetadataValue {
+    /// Static membership id, if any.
+    pub instance_id: Option<String>,
+    /// Rack, if any.
+    pub rack_id: Option<String>,
+    /// Client id of the member's last heartbeat.
+    pub client_id: String,
+    /// Client host, in Java's format.
+    pub client_host: String,
+    /// In the order Kafka writes them (sorted, as its member keeps a sorted copy).
+    pub subscribed_topic_names: Vec<String>,
+    /// The subscription's regular expression, if any.
+    pub subscribed_topic_regex: Option<String>,
+    /// Rebalance timeout in ms.
+    pub rebalance_timeout_ms: i32,
+    /// The server-side assignor the member asked for, if any.
+    pub server_assignor: Option<String>,
+    /// Tagged 0.
+    pub classic_member_metadata: Option<ConsumerClassicMemberMetadata>,
+}
+
+/// Consumer member states as persisted in record 8 (Kafka's `modern.MemberState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ConsumerMemberState {
+    /// Owns exactly its target partitions.
+    Stable,
+    /// Must still revoke partitions it owns.
+    UnrevokedPartitions,
+    /// Waits for partitions other members must release first.
+    UnreleasedPartitions,
+    /// A value this version does not know.
+    Unknown,
+}
+
+impl ConsumerMemberState {
+    /// The byte of record 8.
+    pub fn value(self) -> i8 {
+        match self {
+            ConsumerMemberState::Stable => 0,
+            ConsumerMemberState::UnrevokedPartitions => 1,
+            ConsumerMemberState::UnreleasedPartitions => 2,
+            ConsumerMemberState::Unknown => 127,
+        }
+    }
+
+    /// Any unrecognised byte reads as `Unknown`.
+    pub fn from_value(v: i8) -> ConsumerMemberState {
+        match v {
+            0 => ConsumerMemberState::Stable,
+            1 => ConsumerMemberState::UnrevokedPartitions,
+            2 => ConsumerMemberState::UnreleasedPartitions,
+            _ => ConsumerMemberState::Unknown,
+        }
+    }
+
+    /// Kafka's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConsumerMemberState::Stable => "STABLE",
+            ConsumerMemberState::UnrevokedPartitions => "UNREVOKED_PARTITIONS",
+            ConsumerMemberState::UnreleasedPartitions => "UNRELEASED_PARTITIONS",
+            ConsumerMemberState::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// Partitions per topic, each with the epoch it was assigned at.
+pub type PartitionEpochs = BTreeMap<TopicId, BTreeMap<i32, i32>>;
+
+/// Value of record 8 `ConsumerGroupCurrentMemberAssignment`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerCurrentAssignmentValue {
+    /// The member's epoch.
+    pub member_epoch: i32,
+    /// Its epoch before the last change.
+    pub previous_member_epoch: i32,
+    /// Its reconciliation state.
+    pub state: ConsumerMemberState,
+    /// Partitions it owns, with the epoch each was assigned at.
+    pub assigned: PartitionEpochs,
+    /// Partitions it must revoke.
+    pub pending_revocation: PartitionEpochs,
+}
+
+/// Value of record 16 `ConsumerGroupRegularExpression`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerRegexValue {
+    /// Sorted.
+    pub topics: Vec<String>,
+    /// The version of the topic metadata the regex was resolved against.
+    pub version: i64,
+    /// When it was resolved (ms since the epoch).
+    pub timestamp: i64,
 }

@@ -1,6 +1,7 @@
 //! Executes scenario files against a [`Coordinator`].
 
 mod classic;
+mod consumer;
 
 use std::collections::BTreeMap;
 
@@ -55,6 +56,7 @@ pub struct Runner {
     last_records: Vec<Record>,
     last_topics: Vec<InternalTopic>,
     classic: classic::Clients,
+    consumer: consumer::Clients,
     /// Checks performed, for reporting.
     pub checks: usize,
 }
@@ -82,14 +84,21 @@ pub fn record_token(r: &Record) -> String {
     let key = match r {
         Record::MemberMetadata { member_id, .. }
         | Record::TargetAssignmentMember { member_id, .. }
-        | Record::CurrentMemberAssignment { member_id, .. } => format!("({member_id})"),
+        | Record::CurrentMemberAssignment { member_id, .. }
+        | Record::ConsumerMemberMetadata { member_id, .. }
+        | Record::ConsumerTargetAssignmentMember { member_id, .. }
+        | Record::ConsumerCurrentMemberAssignment { member_id, .. } => format!("({member_id})"),
+        Record::ConsumerRegularExpression { regex, .. } => format!("({regex})"),
         Record::OffsetCommit {
             topic, partition, ..
         } => format!("({topic}-{partition})"),
         Record::GroupMetadata { .. }
         | Record::TargetAssignmentMetadata { .. }
         | Record::Topology { .. }
-        | Record::ClassicGroupMetadata { .. } => String::new(),
+        | Record::ClassicGroupMetadata { .. }
+        | Record::ConsumerGroupMetadata { .. }
+        | Record::ConsumerGroupPartitionMetadata { .. }
+        | Record::ConsumerTargetAssignmentMetadata { .. } => String::new(),
     };
     format!(
         "{}{}{key}",
@@ -142,6 +151,7 @@ impl Default for Runner {
             last_records: Vec::new(),
             last_topics: Vec::new(),
             classic: classic::Clients::default(),
+            consumer: consumer::Clients::default(),
             checks: 0,
         }
     }
@@ -446,6 +456,7 @@ impl Runner {
                 Ok(())
             }
             cmd if classic::is_classic(cmd) => self.classic_step(cmd, &a),
+            cmd if consumer::is_consumer(cmd) => self.consumer_step(cmd, &a),
             other => Err(err(n, format!("unknown command `{other}`"))),
         }
     }
@@ -1032,6 +1043,15 @@ impl Runner {
             | Record::OffsetCommit { value: None, .. } => {}
             // Classic group fields come from `classic::classic_record_field` above.
             Record::ClassicGroupMetadata { .. } => {}
+            Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {
+                fields.extend(self.consumer_record_fields(&r));
+            }
         }
         let mut results = Vec::new();
         for (k, got) in fields {

@@ -86,6 +86,8 @@ kafka_enums! {
     DeleteAcls(DeleteAclsRequest, DeleteAclsResponse),
     DescribeConfigs(DescribeConfigsRequest, DescribeConfigsResponse),
     IncrementalAlterConfigs(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+    ConsumerGroupDescribe(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -121,6 +123,8 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::DeleteAcls as i16, 2, 3),
     (ApiKey::DescribeConfigs as i16, 1, 4),
     (ApiKey::IncrementalAlterConfigs as i16, 0, 1),
+    (ApiKey::ConsumerGroupHeartbeat as i16, 0, 1), // docs/consumer-protocol.md §K1
+    (ApiKey::ConsumerGroupDescribe as i16, 0, 1),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,

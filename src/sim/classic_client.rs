@@ -112,7 +112,41 @@ pub(crate) struct ClassicConsumer {
     pub last_error: Option<String>,
     /// The leader's metadata when it last assigned (Kafka's `assignmentSnapshot`): a change
     /// makes it rejoin.
-    pub assignment_snapshot: Option<BTreeMap<String, i32>>,
+    pub assignment_snapshot: Option<Vec<(String, i32)>>,
+    /// A SyncGroup waiting for the poll loop (the consumer was stalled when its JoinGroup
+    /// answer came).
+    pub queued_sync: Option<Box<SyncGroupRequest>>,
+}
+
+/// The simulation's consumers, in creation order (a `Vec`: a map type of its own would cost the
+/// wasm module more than the linear lookups cost a handful of consumers).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Consumers(Vec<ClassicConsumer>);
+
+impl Consumers {
+    pub fn get(&self, name: &str) -> Option<&ClassicConsumer> {
+        self.0.iter().find(|c| c.name == name)
+    }
+
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut ClassicConsumer> {
+        self.0.iter_mut().find(|c| c.name == name)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn insert(&mut self, c: ClassicConsumer) {
+        self.0.push(c);
+    }
+
+    pub fn values(&self) -> std::slice::Iter<'_, ClassicConsumer> {
+        self.0.iter()
+    }
+
+    pub fn values_mut(&mut self) -> std::slice::IterMut<'_, ClassicConsumer> {
+        self.0.iter_mut()
+    }
 }
 
 impl ClassicConsumer {
@@ -157,6 +191,7 @@ impl ClassicConsumer {
             generation_regressions: Vec::new(),
             last_error: None,
             assignment_snapshot: None,
+            queued_sync: None,
         }
     }
 
@@ -334,7 +369,12 @@ impl ClassicConsumer {
                 self.phase = Phase::AwaitingSync;
                 // A returning static leader skips the assignment but takes the current
                 // metadata as its snapshot, as Kafka's `onLeaderElected` does.
-                self.assignment_snapshot = self.is_leader().then(|| partitions_per_topic.clone());
+                self.assignment_snapshot = self.is_leader().then(|| {
+                    partitions_per_topic
+                        .iter()
+                        .map(|(t, n)| (t.clone(), *n))
+                        .collect()
+                });
                 let assignments = if self.is_leader() && !resp.skip_assignment {
                     match self.lead(resp, partitions_per_topic) {
                         Ok(a) => a,

@@ -814,40 +814,18 @@ impl Simulation {
 
     /// Put a request on the network; returns its sequence number.
     fn transmit(&mut self, member: &str, req: StreamsGroupHeartbeatRequest, leave: bool) -> u64 {
-        self.msg_seq += 1;
-        let seq = self.msg_seq;
+        let request = serde_json::to_value(&req).unwrap_or(serde_json::Value::Null);
         let (hex, decoded, codec_err) = wire::request_roundtrip(&req);
-        if let Some(e) = &codec_err {
-            self.unexpected_errors
-                .push(format!("t={} {member} request codec: {e}", self.now));
-        }
-        let cut = self.members.get(member).is_some_and(|m| m.net_cut) || self.lost_at_random();
-        self.msg_log.push(MessageLogEntry {
-            seq,
-            sent_ms: self.now,
-            received_ms: -1,
-            member_id: member.to_string(),
-            api: "StreamsGroupHeartbeat".to_string(),
-            api_version: wire::HEARTBEAT_VERSION,
-            request: serde_json::to_value(&req).unwrap_or(serde_json::Value::Null),
-            response: None,
-            request_hex: hex,
-            response_hex: None,
-            error: codec_err.map(|e| format!("request codec: {e}")),
-            fate: if cut { "lost_request" } else { "in_flight" }.to_string(),
-        });
-        if self.msg_log.len() > MESSAGE_LOG_CAPACITY + MESSAGE_LOG_CAPACITY / 5 {
-            let excess = self.msg_log.len() - MESSAGE_LOG_CAPACITY;
-            self.msg_log.drain(..excess);
-        }
-        if cut {
-            self.out.push(SimEvent::Heartbeat {
-                seq,
-                member_id: member.to_string(),
-                at_ms: self.now,
-                error: Some("lost_request".to_string()),
-            });
-        } else {
+        let cut = self.members.get(member).is_some_and(|m| m.net_cut);
+        let (seq, lost) = self.log_request(
+            member,
+            ("StreamsGroupHeartbeat", wire::HEARTBEAT_VERSION),
+            request,
+            hex,
+            codec_err,
+            cut,
+        );
+        if !lost {
             let at = self.now + self.latency();
             let coord = self.coord_incarnation;
             self.schedule(
@@ -862,6 +840,53 @@ impl Simulation {
             );
         }
         seq
+    }
+
+    /// Logs a request put on the network (both group types): its sequence number and whether
+    /// it is lost (cut off, or random loss).
+    fn log_request(
+        &mut self,
+        member: &str,
+        (api, api_version): (&str, i16),
+        request: serde_json::Value,
+        request_hex: String,
+        codec_err: Option<String>,
+        cut: bool,
+    ) -> (u64, bool) {
+        self.msg_seq += 1;
+        let seq = self.msg_seq;
+        if let Some(e) = &codec_err {
+            self.unexpected_errors
+                .push(format!("t={} {member} {api} request codec: {e}", self.now));
+        }
+        let lost = cut || self.lost_at_random();
+        self.msg_log.push(MessageLogEntry {
+            seq,
+            sent_ms: self.now,
+            received_ms: -1,
+            member_id: member.to_string(),
+            api: api.to_string(),
+            api_version,
+            request,
+            response: None,
+            request_hex,
+            response_hex: None,
+            error: codec_err.map(|e| format!("request codec: {e}")),
+            fate: if lost { "lost_request" } else { "in_flight" }.to_string(),
+        });
+        if self.msg_log.len() > MESSAGE_LOG_CAPACITY + MESSAGE_LOG_CAPACITY / 5 {
+            let excess = self.msg_log.len() - MESSAGE_LOG_CAPACITY;
+            self.msg_log.drain(..excess);
+        }
+        if lost {
+            self.out.push(SimEvent::Heartbeat {
+                seq,
+                member_id: member.to_string(),
+                at_ms: self.now,
+                error: Some("lost_request".to_string()),
+            });
+        }
+        (seq, lost)
     }
 
     fn log_entry(&mut self, seq: u64) -> Option<&mut MessageLogEntry> {

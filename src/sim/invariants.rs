@@ -67,14 +67,14 @@ fn result(name: &str, problems: Vec<String>, ok_detail: String) -> InvariantResu
 fn check_classic(sim: &Simulation) -> Vec<InvariantResult> {
     let group_id = &sim.spec().group_id;
     let g = sim.coordinator().classic_group(group_id);
-    let mut owners: BTreeMap<&(String, i32), &str> = BTreeMap::new();
+    let mut owners: BTreeMap<(&str, i32), &str> = BTreeMap::new();
     let mut problems = Vec::new();
     if let Some(g) = g {
         for c in sim.consumers().filter(|c| {
             c.is_alive() && c.generation == g.generation && g.members.contains_key(&c.member_id)
         }) {
             for tp in &c.owned {
-                if let Some(other) = owners.insert(tp, &c.name) {
+                if let Some(other) = owners.insert((&tp.0, tp.1), &c.name) {
                     problems.push(format!(
                         "{}-{} owned by {other} and {} in generation {}",
                         tp.0, tp.1, c.name, g.generation

@@ -157,12 +157,12 @@ impl Simulation {
         let cfg = &self.spec().classic;
         let g = self.coordinator().classic_group(&group_id);
         let timer = |k: TimerKey| self.timers().get(&k).map(|d| d.0);
-        // Coordinator member id -> the consumer that holds it now.
-        let by_member_id: std::collections::BTreeMap<&str, &str> = sort::collect_map(
+        // Coordinator member id -> the running consumer that holds it now.
+        let holder = |member_id: &str| {
             self.consumers()
-                .filter(|c| !c.member_id.is_empty() && c.is_alive())
-                .map(|c| (c.member_id.as_str(), c.name.as_str())),
-        );
+                .find(|c| c.is_alive() && !c.member_id.is_empty() && c.member_id == member_id)
+                .map(|c| c.name.clone())
+        };
         let mut members: Vec<MemberView> = Vec::new();
         let empty = || Vec::new();
         let view = |member_id: String,
@@ -238,7 +238,7 @@ impl Simulation {
         // Members the coordinator has and no running consumer holds (crashed, cut off).
         if let Some(g) = g {
             for (id, m) in &g.members {
-                if by_member_id.contains_key(id.as_str()) {
+                if holder(id).is_some() {
                     continue;
                 }
                 let cv = ClassicMemberView {
@@ -264,7 +264,7 @@ impl Simulation {
             }
         }
         let partitions = self.classic_partitions();
-        let owned: BTreeSet<&(String, i32)> = self
+        let owned: Vec<&(String, i32)> = self
             .consumers()
             .filter(|c| c.is_alive())
             .flat_map(|c| c.owned.iter())
@@ -275,11 +275,9 @@ impl Simulation {
             .cloned()
             .collect();
         let state = g.map_or("Dead", |g| g.state.name()).to_string();
-        let leader = g.and_then(|g| g.leader.clone()).map(|l| {
-            by_member_id
-                .get(l.as_str())
-                .map_or(l.clone(), |n| n.to_string())
-        });
+        let leader = g
+            .and_then(|g| g.leader.clone())
+            .map(|l| holder(&l).unwrap_or(l));
         let rebalance_deadline_ms = timer(TimerKey::ClassicJoin {
             group_id: group_id.clone(),
         })

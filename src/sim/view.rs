@@ -143,7 +143,15 @@ impl GroupRecordView {
                 }
                 None => self.classic_generation = -1,
             },
-            Record::OffsetCommit { .. } => {}
+            // Other group types: not part of a streams group's view.
+            Record::OffsetCommit { .. }
+            | Record::ConsumerGroupMetadata { .. }
+            | Record::ConsumerGroupPartitionMetadata { .. }
+            | Record::ConsumerMemberMetadata { .. }
+            | Record::ConsumerTargetAssignmentMetadata { .. }
+            | Record::ConsumerTargetAssignmentMember { .. }
+            | Record::ConsumerCurrentMemberAssignment { .. }
+            | Record::ConsumerRegularExpression { .. } => {}
         }
     }
 

@@ -58,6 +58,59 @@ use crate::protocol::classic::{
 };
 use crate::wire::{Reader, WireError, Writer};
 
+/// A compact array of structs read by `f` (a function pointer: one instantiation for all).
+fn items<T>(
+    r: &mut Reader<'_>,
+    name: &'static str,
+    f: fn(&mut Reader<'_>) -> Result<T, WireError>,
+) -> Result<Vec<T>, WireError> {
+    let n = r.compact_array_len(name)?;
+    let mut out = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        out.push(f(r)?);
+        r.skip_tagged_fields()?;
+    }
+    Ok(out)
+}
+
+fn join_protocol(r: &mut Reader<'_>) -> Result<JoinProtocol, WireError> {
+    Ok(JoinProtocol {
+        name: r.compact_string("Name")?,
+        metadata: r.compact_bytes("Metadata")?.to_vec(),
+    })
+}
+
+fn sync_assignment(r: &mut Reader<'_>) -> Result<(String, Vec<u8>), WireError> {
+    Ok((
+        r.compact_string("MemberId")?,
+        r.compact_bytes("Assignment")?.to_vec(),
+    ))
+}
+
+fn leaving_member(r: &mut Reader<'_>) -> Result<LeavingMember, WireError> {
+    Ok(LeavingMember {
+        member_id: r.compact_string("MemberId")?,
+        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
+        reason: r.compact_nullable_string("Reason")?,
+    })
+}
+
+fn join_member(r: &mut Reader<'_>) -> Result<JoinGroupResponseMember, WireError> {
+    Ok(JoinGroupResponseMember {
+        member_id: r.compact_string("MemberId")?,
+        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
+        metadata: r.compact_bytes("Metadata")?.to_vec(),
+    })
+}
+
+fn left_member(r: &mut Reader<'_>) -> Result<LeftMember, WireError> {
+    Ok(LeftMember {
+        member_id: r.compact_string("MemberId")?,
+        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
+        error_code: ErrorCode(r.i16("ErrorCode")?),
+    })
+}
+
 /// A classic request as a simulated consumer sends it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
@@ -99,12 +152,12 @@ impl ClassicRequest {
                 w.compact_string("MemberId", &r.member_id)?;
                 w.compact_nullable_string("GroupInstanceId", r.group_instance_id.as_deref())?;
                 w.compact_string("ProtocolType", &r.protocol_type)?;
-                w.compact_array("Protocols", &r.protocols, |w, p| {
+                w.uvarint(r.protocols.len() as u32 + 1);
+                for p in &r.protocols {
                     w.compact_string("Name", &p.name)?;
                     w.compact_bytes("Metadata", &p.metadata)?;
                     w.no_tagged_fields();
-                    Ok(())
-                })?;
+                }
                 w.compact_nullable_string("Reason", r.reason.as_deref())?;
             }
             ClassicRequest::Sync(r) => {
@@ -114,12 +167,12 @@ impl ClassicRequest {
                 w.compact_nullable_string("GroupInstanceId", r.group_instance_id.as_deref())?;
                 w.compact_nullable_string("ProtocolType", r.protocol_type.as_deref())?;
                 w.compact_nullable_string("ProtocolName", r.protocol_name.as_deref())?;
-                w.compact_array("Assignments", &r.assignments, |w, (m, a)| {
+                w.uvarint(r.assignments.len() as u32 + 1);
+                for (m, a) in &r.assignments {
                     w.compact_string("MemberId", m)?;
                     w.compact_bytes("Assignment", a)?;
                     w.no_tagged_fields();
-                    Ok(())
-                })?;
+                }
             }
             ClassicRequest::Heartbeat(r) => {
                 w.compact_string("GroupId", &r.group_id)?;
@@ -129,13 +182,13 @@ impl ClassicRequest {
             }
             ClassicRequest::Leave(r) => {
                 w.compact_string("GroupId", &r.group_id)?;
-                w.compact_array("Members", &r.members, |w, m| {
+                w.uvarint(r.members.len() as u32 + 1);
+                for m in &r.members {
                     w.compact_string("MemberId", &m.member_id)?;
                     w.compact_nullable_string("GroupInstanceId", m.group_instance_id.as_deref())?;
                     w.compact_nullable_string("Reason", m.reason.as_deref())?;
                     w.no_tagged_fields();
-                    Ok(())
-                })?;
+                }
             }
         }
         w.no_tagged_fields();
@@ -153,14 +206,7 @@ impl ClassicRequest {
                 member_id: r.compact_string("MemberId")?,
                 group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
                 protocol_type: r.compact_string("ProtocolType")?,
-                protocols: r.compact_array("Protocols", |r| {
-                    let p = JoinProtocol {
-                        name: r.compact_string("Name")?,
-                        metadata: r.compact_bytes("Metadata")?.to_vec(),
-                    };
-                    r.skip_tagged_fields()?;
-                    Ok(p)
-                })?,
+                protocols: items(&mut r, "Protocols", join_protocol)?,
                 reason: r.compact_nullable_string("Reason")?,
             }),
             ClassicRequest::Sync(_) => ClassicRequest::Sync(SyncGroupRequest {
@@ -170,14 +216,7 @@ impl ClassicRequest {
                 group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
                 protocol_type: r.compact_nullable_string("ProtocolType")?,
                 protocol_name: r.compact_nullable_string("ProtocolName")?,
-                assignments: r.compact_array("Assignments", |r| {
-                    let a = (
-                        r.compact_string("MemberId")?,
-                        r.compact_bytes("Assignment")?.to_vec(),
-                    );
-                    r.skip_tagged_fields()?;
-                    Ok(a)
-                })?,
+                assignments: items(&mut r, "Assignments", sync_assignment)?,
             }),
             ClassicRequest::Heartbeat(_) => ClassicRequest::Heartbeat(HeartbeatRequest {
                 group_id: r.compact_string("GroupId")?,
@@ -187,15 +226,7 @@ impl ClassicRequest {
             }),
             ClassicRequest::Leave(_) => ClassicRequest::Leave(LeaveGroupRequest {
                 group_id: r.compact_string("GroupId")?,
-                members: r.compact_array("Members", |r| {
-                    let m = LeavingMember {
-                        member_id: r.compact_string("MemberId")?,
-                        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
-                        reason: r.compact_nullable_string("Reason")?,
-                    };
-                    r.skip_tagged_fields()?;
-                    Ok(m)
-                })?,
+                members: items(&mut r, "Members", leaving_member)?,
             }),
         };
         r.skip_tagged_fields()?;
@@ -236,13 +267,13 @@ impl ClassicResponse {
                 w.compact_string("Leader", &r.leader)?;
                 w.bool(r.skip_assignment);
                 w.compact_string("MemberId", &r.member_id)?;
-                w.compact_array("Members", &r.members, |w, m| {
+                w.uvarint(r.members.len() as u32 + 1);
+                for m in &r.members {
                     w.compact_string("MemberId", &m.member_id)?;
                     w.compact_nullable_string("GroupInstanceId", m.group_instance_id.as_deref())?;
                     w.compact_bytes("Metadata", &m.metadata)?;
                     w.no_tagged_fields();
-                    Ok(())
-                })?;
+                }
             }
             ClassicResponse::Sync(r) => {
                 w.compact_nullable_string("ProtocolType", r.protocol_type.as_deref())?;
@@ -251,13 +282,13 @@ impl ClassicResponse {
             }
             ClassicResponse::Heartbeat { .. } => {}
             ClassicResponse::Leave(r) => {
-                w.compact_array("Members", &r.members, |w, m| {
+                w.uvarint(r.members.len() as u32 + 1);
+                for m in &r.members {
                     w.compact_string("MemberId", &m.member_id)?;
                     w.compact_nullable_string("GroupInstanceId", m.group_instance_id.as_deref())?;
                     w.i16(m.error_code.0);
                     w.no_tagged_fields();
-                    Ok(())
-                })?;
+                }
             }
         }
         w.no_tagged_fields();
@@ -277,15 +308,7 @@ impl ClassicResponse {
                 leader: r.compact_string("Leader")?,
                 skip_assignment: r.bool("SkipAssignment")?,
                 member_id: r.compact_string("MemberId")?,
-                members: r.compact_array("Members", |r| {
-                    let m = JoinGroupResponseMember {
-                        member_id: r.compact_string("MemberId")?,
-                        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
-                        metadata: r.compact_bytes("Metadata")?.to_vec(),
-                    };
-                    r.skip_tagged_fields()?;
-                    Ok(m)
-                })?,
+                members: items(&mut r, "Members", join_member)?,
             }),
             ClassicResponse::Sync(_) => ClassicResponse::Sync(SyncGroupResponse {
                 error_code,
@@ -296,15 +319,7 @@ impl ClassicResponse {
             ClassicResponse::Heartbeat { .. } => ClassicResponse::Heartbeat { error_code },
             ClassicResponse::Leave(_) => ClassicResponse::Leave(LeaveGroupResponse {
                 error_code,
-                members: r.compact_array("Members", |r| {
-                    let m = LeftMember {
-                        member_id: r.compact_string("MemberId")?,
-                        group_instance_id: r.compact_nullable_string("GroupInstanceId")?,
-                        error_code: ErrorCode(r.i16("ErrorCode")?),
-                    };
-                    r.skip_tagged_fields()?;
-                    Ok(m)
-                })?,
+                members: items(&mut r, "Members", left_member)?,
             }),
         };
         r.skip_tagged_fields()?;
@@ -315,27 +330,27 @@ impl ClassicResponse {
 
 /// Encode then decode a classic request, as [`request_roundtrip`] does for heartbeats.
 pub(crate) fn classic_request_roundtrip(
-    req: &ClassicRequest,
+    req: ClassicRequest,
 ) -> (String, ClassicRequest, Option<String>) {
     match req.encode() {
         Ok(bytes) => match req.decode_like(&bytes) {
             Ok(decoded) => (hex(&bytes), decoded, None),
-            Err(e) => (hex(&bytes), req.clone(), Some(format!("decode: {e}"))),
+            Err(e) => (hex(&bytes), req, Some(format!("decode: {e}"))),
         },
-        Err(e) => (String::new(), req.clone(), Some(format!("encode: {e}"))),
+        Err(e) => (String::new(), req, Some(format!("encode: {e}"))),
     }
 }
 
 /// Encode then decode a classic response.
 pub(crate) fn classic_response_roundtrip(
-    resp: &ClassicResponse,
+    resp: ClassicResponse,
 ) -> (String, ClassicResponse, Option<String>) {
     match resp.encode() {
         Ok(bytes) => match resp.decode_like(&bytes) {
             Ok(decoded) => (hex(&bytes), decoded, None),
-            Err(e) => (hex(&bytes), resp.clone(), Some(format!("decode: {e}"))),
+            Err(e) => (hex(&bytes), resp, Some(format!("decode: {e}"))),
         },
-        Err(e) => (String::new(), resp.clone(), Some(format!("encode: {e}"))),
+        Err(e) => (String::new(), resp, Some(format!("encode: {e}"))),
     }
 }
 

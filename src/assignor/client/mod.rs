@@ -17,9 +17,10 @@
 
 pub mod protocol;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::assignor::consumer::java_order::string_hash_map_order;
+use crate::assignor::java_compat::cmp_strings;
 use crate::util::sort;
 
 /// A topic partition (`TopicPartition`).
@@ -142,14 +143,14 @@ impl ClientAssignor {
         }
     }
 
-    /// The assignment of every member, as the leader computes it. `members` in JoinGroup
+    /// The assignment of every member (by member id), as the leader computes it. `members` in JoinGroup
     /// response order; `partitions_per_topic` the cluster's topics (topics nobody subscribes to
     /// are ignored, subscribed topics missing here get no assignment).
     pub fn assign(
         self,
         partitions_per_topic: &BTreeMap<String, i32>,
         members: &[(String, Subscription)],
-    ) -> Result<BTreeMap<String, Vec<TopicPartition>>, AssignError> {
+    ) -> Result<Vec<(String, Vec<TopicPartition>)>, AssignError> {
         // Kafka's `HashMap<String, Subscription>` of the members.
         let order = string_hash_map_order(members.iter().map(|(id, _)| id.as_str()));
         let subs: Vec<(&str, &Subscription)> = order
@@ -186,9 +187,10 @@ impl ClientAssignor {
                 sticky(self, &topics, &subs)?
             }
         };
-        Ok(sort::collect_map(
-            out.into_iter().map(|(m, ps)| (m.to_string(), ps)),
-        ))
+        let mut out: Vec<(String, Vec<TopicPartition>)> =
+            out.into_iter().map(|(m, ps)| (m.to_string(), ps)).collect();
+        sort::by(&mut out, |a, b| cmp_strings(&a.0, &b.0));
+        Ok(out)
     }
 }
 
@@ -267,9 +269,7 @@ fn round_robin<'a>(
     let mut sorted: Vec<(&str, &Subscription)> = subs.to_vec();
     sort::by(&mut sorted, |a, b| member_info_cmp(*a, *b));
     let mut names: Vec<&str> = topics.iter().map(|(t, _)| *t).collect();
-    sort::by(&mut names, |a, b| {
-        crate::assignor::java_compat::cmp_strings(a, b)
-    });
+    sort::by(&mut names, |a, b| cmp_strings(a, b));
     let mut cursor = 0usize;
     for t in names {
         let count = topics.iter().find(|(n, _)| *n == t).map_or(0, |x| x.1);
@@ -304,6 +304,60 @@ fn member_data(kind: ClientAssignor, s: &Subscription) -> (Vec<TopicPartition>, 
     }
 }
 
+/// Dense partition numbering: topics by name, partitions in order (the order of Kafka's
+/// `getAllTopicPartitions` over sorted topics). Indices instead of `(String, i32)` keys keep the
+/// assignor free of extra `BTreeMap` instantiations in the wasm module.
+struct Partitions<'a> {
+    /// (topic, first index, count), topics sorted.
+    topics: Vec<(&'a str, usize, i32)>,
+    total: usize,
+}
+
+impl<'a> Partitions<'a> {
+    fn new(topics: &[(&'a str, i32)]) -> Self {
+        let mut sorted: Vec<(&str, i32)> = topics.to_vec();
+        sort::by(&mut sorted, |a, b| cmp_strings(a.0, b.0));
+        let mut out = Vec::with_capacity(sorted.len());
+        let mut next = 0usize;
+        for (t, n) in sorted {
+            out.push((t, next, n));
+            next += n.max(0) as usize;
+        }
+        Partitions {
+            topics: out,
+            total: next,
+        }
+    }
+
+    fn index(&self, topic: &str, partition: i32) -> Option<usize> {
+        let (_, first, n) = self.topics.iter().find(|(t, _, _)| *t == topic)?;
+        (0..*n)
+            .contains(&partition)
+            .then(|| first + partition as usize)
+    }
+
+    /// (topic position, partition) of an index.
+    fn key(&self, index: usize) -> (usize, i32) {
+        let pos = self
+            .topics
+            .iter()
+            .rposition(|(_, first, _)| *first <= index)
+            .unwrap_or(0);
+        (pos, (index - self.topics[pos].1) as i32)
+    }
+
+    fn partition(&self, index: usize) -> TopicPartition {
+        let (pos, p) = self.key(index);
+        (self.topics[pos].0.to_string(), p)
+    }
+}
+
+fn remove_value(v: &mut Vec<usize>, x: usize) {
+    if let Some(k) = v.iter().position(|y| *y == x) {
+        v.remove(k);
+    }
+}
+
 /// `AbstractStickyAssignor.assignPartitions` for members that all subscribe to the same topics
 /// (`ConstrainedAssignmentBuilder`), plus `CooperativeStickyAssignor`'s removal of partitions
 /// that change owner (they are handed out in the follow-up rebalance).
@@ -312,46 +366,45 @@ fn sticky<'a>(
     topics: &[(&str, i32)],
     subs: &[(&'a str, &Subscription)],
 ) -> Result<Vec<(&'a str, Vec<TopicPartition>)>, AssignError> {
-    let exists = |t: &str| topics.iter().any(|(n, _)| *n == t);
+    let parts = Partitions::new(topics);
     // allSubscriptionsEqual: resolve claims on the same partition by generation.
     let mut equal = true;
-    let mut first: Option<BTreeSet<&str>> = None;
-    let mut owned: Vec<(&str, Vec<TopicPartition>)> = Vec::new();
-    let mut owner_of: BTreeMap<TopicPartition, usize> = BTreeMap::new();
-    let mut multiple: BTreeSet<TopicPartition> = BTreeSet::new();
-    for (i, (m, s)) in subs.iter().enumerate() {
-        let set: BTreeSet<&str> = sort::collect_set(s.topics.iter().map(String::as_str));
-        match &first {
-            Some(f) if !f.is_empty() => equal &= *f == set,
-            _ => first = Some(set),
+    let mut first: Vec<&str> = Vec::new();
+    let mut owned: Vec<Vec<usize>> = Vec::with_capacity(subs.len());
+    let mut owner_of: Vec<Option<usize>> = vec![None; parts.total];
+    let mut multiple: Vec<bool> = vec![false; parts.total];
+    for (i, (_, s)) in subs.iter().enumerate() {
+        let mut set: Vec<&str> = s.topics.iter().map(String::as_str).collect();
+        sort::sort(&mut set);
+        set.dedup();
+        if first.is_empty() {
+            first = set;
+        } else {
+            equal &= first == set;
         }
         let (partitions, generation) = member_data(kind, s);
         let generation = generation.unwrap_or(-1);
-        owned.push((m, Vec::new()));
-        for tp in partitions {
-            if !exists(&tp.0) {
+        owned.push(Vec::new());
+        for (t, p) in partitions {
+            // Partitions of topics nobody subscribes to are ignored.
+            let Some(tp) = parts.index(&t, p) else {
                 continue;
-            }
-            match owner_of.get(&tp).copied() {
+            };
+            match owner_of[tp] {
                 None => {
-                    owned[i].1.push(tp.clone());
-                    owner_of.insert(tp, i);
+                    owned[i].push(tp);
+                    owner_of[tp] = Some(i);
                 }
                 Some(other) => {
                     let other_generation = subs[other].1.generation_id.unwrap_or(-1);
-                    let remove = |v: &mut Vec<TopicPartition>, tp: &TopicPartition| {
-                        if let Some(k) = v.iter().position(|x| x == tp) {
-                            v.remove(k);
-                        }
-                    };
                     if generation == other_generation {
-                        multiple.insert(tp.clone());
-                        remove(&mut owned[other].1, &tp);
-                        owner_of.insert(tp, i);
+                        multiple[tp] = true;
+                        remove_value(&mut owned[other], tp);
+                        owner_of[tp] = Some(i);
                     } else if generation > other_generation {
-                        owned[i].1.push(tp.clone());
-                        remove(&mut owned[other].1, &tp);
-                        owner_of.insert(tp, i);
+                        owned[i].push(tp);
+                        remove_value(&mut owned[other], tp);
+                        owner_of[tp] = Some(i);
                     }
                 }
             }
@@ -360,26 +413,29 @@ fn sticky<'a>(
     if !equal {
         return Err(AssignError::Heterogeneous);
     }
-    let total: i32 = topics.iter().map(|(_, n)| n).sum();
-    let n = subs.len() as i32;
-    let (min_quota, max_quota) = (total / n, (total + n - 1) / n);
-    let expected_over = (total % n) as usize;
+    let n = subs.len();
+    let total = parts.total;
+    let (min_q, max_q) = (total / n, total.div_ceil(n));
+    let expected_over = total % n;
     let mut current_over = 0usize;
-    let mut assignment: Vec<(&str, Vec<TopicPartition>)> = empty_assignment(subs);
-    let mut maybe_revoked: BTreeMap<TopicPartition, &str> = BTreeMap::new();
-    let mut under: Vec<&str> = Vec::new();
-    let mut exactly: Vec<&str> = Vec::new();
-    let mut assigned: BTreeSet<TopicPartition> = BTreeSet::new();
-    let (min_q, max_q) = (min_quota as usize, max_quota as usize);
-    for (i, (m, list)) in owned.iter().enumerate() {
+    let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut maybe_revoked: Vec<Option<usize>> = vec![None; total];
+    let mut under: Vec<usize> = Vec::new();
+    let mut exactly: Vec<usize> = Vec::new();
+    let mut assigned: Vec<bool> = vec![false; total];
+    for (i, list) in owned.iter().enumerate() {
         let mut mine = list.clone();
-        sort::by(&mut mine, |a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
-        mine.retain(|tp| !multiple.contains(tp));
-        let target = &mut assignment[i].1;
+        sort::by(&mut mine, |a, b| {
+            let (ka, kb) = (parts.key(*a), parts.key(*b));
+            (ka.1, ka.0).cmp(&(kb.1, kb.0))
+        });
+        mine.retain(|tp| !multiple[*tp]);
         if mine.len() < min_q {
-            assigned.extend(mine.iter().cloned());
-            target.extend(mine);
-            under.push(m);
+            for tp in &mine {
+                assigned[*tp] = true;
+            }
+            assignment[i] = mine;
+            under.push(i);
             continue;
         }
         let keep = if mine.len() >= max_q && current_over < expected_over {
@@ -392,38 +448,24 @@ fn sticky<'a>(
             min_q
         };
         for tp in &mine[keep..] {
-            maybe_revoked.insert(tp.clone(), m);
+            maybe_revoked[*tp] = Some(i);
         }
-        assigned.extend(mine[..keep].iter().cloned());
-        target.extend(mine.into_iter().take(keep));
+        mine.truncate(keep);
+        for tp in &mine {
+            assigned[*tp] = true;
+        }
+        assignment[i] = mine;
         if keep == min_q && current_over < expected_over {
-            exactly.push(m);
+            exactly.push(i);
         }
     }
-    let mut names: Vec<&str> = topics.iter().map(|(t, _)| *t).collect();
-    sort::by(&mut names, |a, b| {
-        crate::assignor::java_compat::cmp_strings(a, b)
-    });
-    let mut unassigned: Vec<TopicPartition> = Vec::new();
-    for t in names {
-        let count = topics.iter().find(|(x, _)| *x == t).map_or(0, |x| x.1);
-        for p in 0..count {
-            let tp = (t.to_string(), p);
-            if !assigned.contains(&tp) {
-                unassigned.push(tp);
-            }
-        }
-    }
-    sort::by(&mut under, |a, b| {
-        crate::assignor::java_compat::cmp_strings(a, b)
-    });
-    sort::by(&mut exactly, |a, b| {
-        crate::assignor::java_compat::cmp_strings(a, b)
-    });
+    let by_name = |a: &usize, b: &usize| cmp_strings(subs[*a].0, subs[*b].0);
+    sort::by(&mut under, by_name);
+    sort::by(&mut exactly, by_name);
     // assignRoundRobin: `cursor` is the LinkedList iterator over `under`.
-    let mut transferring: Vec<(TopicPartition, &str)> = Vec::new();
+    let mut transferring: Vec<(usize, usize)> = Vec::new();
     let mut cursor = 0usize;
-    for tp in unassigned {
+    for tp in (0..total).filter(|tp| !assigned[*tp]) {
         let consumer = if cursor < under.len() {
             cursor += 1;
             under[cursor - 1]
@@ -439,10 +481,9 @@ fn sticky<'a>(
             cursor = 1;
             under[0]
         };
-        let list = entry(&mut assignment, consumer);
-        list.push(tp.clone());
-        let count = list.len();
-        if maybe_revoked.get(&tp).is_some_and(|o| *o != consumer) || multiple.contains(&tp) {
+        assignment[consumer].push(tp);
+        let count = assignment[consumer].len();
+        if maybe_revoked[tp].is_some_and(|o| o != consumer) || multiple[tp] {
             transferring.push((tp, consumer));
         }
         if count == min_q && cursor > 0 {
@@ -460,23 +501,22 @@ fn sticky<'a>(
                 "We haven't reached the expected number of members with more than the minQuota partitions, but no more partitions to be assigned",
             ));
         }
-        for m in &under {
-            if entry(&mut assignment, m).len() != min_q {
-                return Err(AssignError::IllegalState(
-                    "a consumer doesn't reach minQuota partitions, and no more partitions to be assigned",
-                ));
-            }
+        if under.iter().any(|m| assignment[*m].len() != min_q) {
+            return Err(AssignError::IllegalState(
+                "a consumer doesn't reach minQuota partitions, and no more partitions to be assigned",
+            ));
         }
     }
     if kind == ClientAssignor::CooperativeSticky {
         for (tp, consumer) in transferring {
-            let list = entry(&mut assignment, consumer);
-            if let Some(k) = list.iter().position(|x| *x == tp) {
-                list.remove(k);
-            }
+            remove_value(&mut assignment[consumer], tp);
         }
     }
-    Ok(assignment)
+    Ok(subs
+        .iter()
+        .zip(assignment)
+        .map(|((m, _), a)| (*m, a.into_iter().map(|tp| parts.partition(tp)).collect()))
+        .collect())
 }
 
 #[cfg(test)]

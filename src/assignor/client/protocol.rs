@@ -25,25 +25,26 @@ fn by_topic(partitions: &[TopicPartition]) -> Vec<(&str, Vec<i32>)> {
 }
 
 fn write_topic_partitions(w: &mut Writer, groups: &[(&str, Vec<i32>)]) -> Result<(), WireError> {
-    w.array("", groups, |w, (t, ps)| {
-        w.string("", t)?;
-        w.array("", ps, |w, p| {
+    w.i32(groups.len() as i32);
+    for (t, ps) in groups {
+        w.string("topic", t)?;
+        w.i32(ps.len() as i32);
+        for p in ps {
             w.i32(*p);
-            Ok(())
-        })
-    })
+        }
+    }
+    Ok(())
 }
 
 fn read_topic_partitions(r: &mut Reader<'_>) -> Result<Vec<TopicPartition>, WireError> {
-    let groups = r.array("", |r| {
+    let mut out = Vec::new();
+    for _ in 0..r.array_len("")? {
         let t = r.string("topic")?;
-        let ps = r.array("partitions", |r| r.i32(""))?;
-        Ok((t, ps))
-    })?;
-    Ok(groups
-        .into_iter()
-        .flat_map(|(t, ps)| ps.into_iter().map(move |p| (t.clone(), p)))
-        .collect())
+        for _ in 0..r.array_len("partitions")? {
+            out.push((t.clone(), r.i32("")?));
+        }
+    }
+    Ok(out)
 }
 
 /// `ConsumerProtocol.serializeSubscription` at version 3: topics sorted, owned partitions
@@ -55,7 +56,10 @@ pub fn encode_subscription(s: &Subscription) -> Result<Vec<u8>, WireError> {
     sort::sort(&mut owned);
     let mut w = Writer::new("ConsumerProtocolSubscription");
     w.i16(CONSUMER_PROTOCOL_VERSION);
-    w.array("Topics", &topics, |w, t| w.string("", t))?;
+    w.i32(topics.len() as i32);
+    for t in &topics {
+        w.string("Topics", t)?;
+    }
     w.nullable_bytes("UserData", s.user_data.as_deref())?;
     write_topic_partitions(&mut w, &by_topic(&owned))?;
     w.i32(s.generation_id.unwrap_or(-1));
@@ -70,7 +74,10 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<Subscription, WireError> {
     if version < 0 {
         return Err(r.unexpected_null());
     }
-    let topics = r.array("Topics", |r| r.string(""))?;
+    let mut topics = Vec::new();
+    for _ in 0..r.array_len("Topics")? {
+        topics.push(r.string("Topics")?);
+    }
     let user_data = r.nullable_bytes("UserData")?.map(<[u8]>::to_vec);
     let owned_partitions = if version >= 1 {
         r.field("OwnedPartitions", read_topic_partitions)?

@@ -42,11 +42,8 @@ impl Coordinator {
             protocol_data: String::new(),
             members: Vec::new(),
         };
-        if id.is_empty() {
-            d.error_code = ErrorCode::INVALID_GROUP_ID;
-            d.group_state = String::new();
-            return d;
-        }
+        // An empty id is looked up like any other (not found): only a null id, which the wire
+        // cannot carry here, is INVALID_GROUP_ID in Kafka.
         let Some(g) = self.groups.classic(id) else {
             if !self.groups.contains(id) && self.offsets.contains_key(id) {
                 // Only committed offsets: an Empty classic group, as in Kafka.

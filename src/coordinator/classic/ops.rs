@@ -298,6 +298,21 @@ impl Coordinator {
                 }
             }
         }
+        // A consumer group holds the id: an Empty one is deleted and replaced, a live one refuses
+        // classic members (docs/consumer-protocol.md §K10: groupcoord runs as
+        // `group.consumer.migration.policy=disabled`).
+        if let Some(c) = self.groups.consumer(gid) {
+            if !c.members.is_empty() {
+                reject(self, "", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+                return out;
+            }
+            let records = self.consumer_group_tombstones(gid).unwrap_or_default();
+            if let Err(e) = self.apply(&records) {
+                reject(self, "", e.code);
+                return out;
+            }
+            out.records.extend(records);
+        }
         let is_unknown = req.member_id.is_empty();
         // Committed offsets alone make a group exist in Kafka (an Empty "simple" group).
         let is_new = !self.groups.contains(gid) && !self.offsets.contains_key(gid);
@@ -728,6 +743,8 @@ fn replace_static_member(
     step.cancel(&heartbeat_key(&g.group_id, old_id));
     let mut member = old;
     member.member_id = new_id.to_string();
+    // Kafka builds a fresh member object: not "new", so waiting keeps it alive (§C4.2).
+    member.is_new = false;
     g.pending_sync.remove(old_id);
     g.members.insert(new_id.to_string(), member);
     if g.is_leader(old_id) {

@@ -25,10 +25,10 @@ pub(crate) const TOPOLOGY: &str = "StreamsGroupTopologyValue";
 const DEFAULT_EPOCH: i32 = -1;
 const DEFAULT_ASSIGNMENT_TIMESTAMP: i64 = 0;
 
-type Encoded = Result<Vec<u8>, WireError>;
+pub(crate) type Encoded = Result<Vec<u8>, WireError>;
 
 /// A value: its version, then the struct written by `body`.
-fn encode_value(
+pub(crate) fn encode_value(
     record: &'static str,
     body: impl FnOnce(&mut Writer) -> Result<(), WireError>,
 ) -> Encoded {
@@ -40,7 +40,7 @@ fn encode_value(
 
 /// Reads the value version, which must be 0, then the struct with `body`; every byte must be
 /// read.
-fn decode_value<T>(
+pub(crate) fn decode_value<T>(
     bytes: &[u8],
     record: &'static str,
     body: impl FnOnce(&mut Reader<'_>) -> Result<T, WireError>,
@@ -56,7 +56,7 @@ fn decode_value<T>(
 }
 
 /// One tagged field's payload, written apart at `w`'s path.
-fn tagged(
+pub(crate) fn tagged(
     w: &Writer,
     tag: u32,
     value: impl FnOnce(&mut Writer) -> Result<(), WireError>,
@@ -218,7 +218,15 @@ pub(crate) fn decode_member_metadata(
 // ---------------------------------------------------------------------------------------------
 
 pub(crate) fn encode_target_assignment_metadata(v: &TargetAssignmentMetadataValue) -> Encoded {
-    encode_value(TARGET_ASSIGNMENT_METADATA, |w| {
+    encode_assignment_metadata(TARGET_ASSIGNMENT_METADATA, v)
+}
+
+/// Records 6 and 20 share this layout: `AssignmentEpoch`, tag 0 `AssignmentTimestamp`.
+pub(crate) fn encode_assignment_metadata(
+    record: &'static str,
+    v: &TargetAssignmentMetadataValue,
+) -> Encoded {
+    encode_value(record, |w| {
         w.i32(v.assignment_epoch);
         let mut tags = Vec::new();
         if v.assignment_timestamp != DEFAULT_ASSIGNMENT_TIMESTAMP {
@@ -234,7 +242,15 @@ pub(crate) fn encode_target_assignment_metadata(v: &TargetAssignmentMetadataValu
 pub(crate) fn decode_target_assignment_metadata(
     bytes: &[u8],
 ) -> Result<TargetAssignmentMetadataValue, RecordCodecError> {
-    decode_value(bytes, TARGET_ASSIGNMENT_METADATA, |r| {
+    decode_assignment_metadata(bytes, TARGET_ASSIGNMENT_METADATA)
+}
+
+/// See [`encode_assignment_metadata`].
+pub(crate) fn decode_assignment_metadata(
+    bytes: &[u8],
+    record: &'static str,
+) -> Result<TargetAssignmentMetadataValue, RecordCodecError> {
+    decode_value(bytes, record, |r| {
         let assignment_epoch = r.i32("AssignmentEpoch")?;
         let mut assignment_timestamp = DEFAULT_ASSIGNMENT_TIMESTAMP;
         r.tagged_fields_with(|tag, t| match tag {
@@ -282,7 +298,7 @@ fn read_task_ids(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<TaskIdsE
     })
 }
 
-fn write_i32s(
+pub(crate) fn write_i32s(
     w: &mut Writer,
     field: &'static str,
     values: impl ExactSizeIterator<Item = i32>,

@@ -110,6 +110,15 @@ impl State {
         r: &SyncGroupRequest,
         entries: &mut Vec<LogEntry>,
     ) -> Resp {
+        // Kafka's request handler, before the coordinator: v5+ must name both the protocol type
+        // and the protocol name (`areMandatoryProtocolTypeAndNamePresent`).
+        if h.api_version >= 5 && (r.protocol_type.is_none() || r.protocol_name.is_none()) {
+            let refused = core::SyncGroupResponse::error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+            return Resp::Kafka(ResponseKind::SyncGroup(sync_response(
+                refused,
+                h.api_version,
+            )));
+        }
         let req = core::SyncGroupRequest {
             group_id: r.group_id.0.to_string(),
             generation_id: r.generation_id,
@@ -373,7 +382,8 @@ fn join_response(j: core::JoinGroupResponse, v: i16) -> JoinGroupResponse {
     k.generation_id = j.generation_id;
     if v >= 7 {
         k.protocol_type = j.protocol_type.map(s);
-        k.protocol_name = j.protocol_name.map(s);
+        // Kafka's JoinGroupResponse turns an empty protocol name into null from v7 on.
+        k.protocol_name = j.protocol_name.filter(|p| !p.is_empty()).map(s);
     } else {
         // Not nullable before v7.
         k.protocol_name = Some(s(j.protocol_name.unwrap_or_default()));

@@ -449,12 +449,24 @@ impl DataPlane {
             let mut ft = FetchableTopicResponse::default();
             ft.topic = t.topic.clone();
             ft.topic_id = t.topic_id;
+            // v13+ names topics by id: groupcoord's ids are derived from the names (Metadata
+            // reports the same ones).
+            let by_id = (version >= 13)
+                .then(|| {
+                    topics
+                        .keys()
+                        .find(|n| super::consumer::uuid_of_name(n) == t.topic_id)
+                })
+                .flatten();
             for p in &t.partitions {
                 let mut pd = PartitionData::default();
                 pd.partition_index = p.partition;
                 pd.records = Some(Bytes::new());
-                let name = t.topic.0.as_str();
-                if version >= 13 {
+                let name = match by_id {
+                    Some(n) => n.as_str(),
+                    None => t.topic.0.as_str(),
+                };
+                if version >= 13 && by_id.is_none() {
                     pd.error_code = ErrorCode::UNKNOWN_TOPIC_ID.0;
                 } else if !known(topics, name, p.partition) {
                     pd.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;

@@ -10,6 +10,7 @@ mod authz;
 #[cfg(test)]
 mod authz_tests;
 mod classic;
+mod consumer;
 pub mod data_plane;
 pub mod prevalidate;
 #[cfg(test)]
@@ -55,6 +56,19 @@ use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
 
 fn s(v: impl Into<String>) -> StrBytes {
     StrBytes::from_string(v.into())
+}
+
+/// Add a partition's result under its topic (a topic's first result opens its entry).
+fn add_result(
+    results: &mut Vec<(String, Vec<(i32, ErrorCode)>)>,
+    topic: &str,
+    partition: i32,
+    code: ErrorCode,
+) {
+    match results.iter_mut().find(|(t, _)| t == topic) {
+        Some((_, ps)) => ps.push((partition, code)),
+        None => results.push((topic.to_string(), vec![(partition, code)])),
+    }
 }
 
 /// Counters the owner maintains (exported by /metrics).
@@ -272,6 +286,12 @@ impl State {
                 RequestKind::OffsetDelete(r) => {
                     ResponseKind::OffsetDelete(self.offset_delete(now, peer, r, &mut entries))
                 }
+                RequestKind::ConsumerGroupHeartbeat(r) => ResponseKind::ConsumerGroupHeartbeat(
+                    self.consumer_group_heartbeat(now, h, peer, r, &mut entries),
+                ),
+                RequestKind::ConsumerGroupDescribe(r) => {
+                    ResponseKind::ConsumerGroupDescribe(self.consumer_group_describe(v, r))
+                }
                 RequestKind::Metadata(r) => {
                     ResponseKind::Metadata(self.metadata(peer, v, r, &mut entries))
                 }
@@ -394,7 +414,16 @@ impl State {
             r.topics
                 .iter()
                 .flatten()
-                .filter_map(|t| t.name.as_ref().map(|n| n.0.to_string()))
+                .filter_map(|t| match &t.name {
+                    Some(n) => Some(n.0.to_string()),
+                    // v10+: a topic asked for by id (consumer group assignments name topics by
+                    // id, docs/consumer-protocol.md §K1); an unknown id is left out.
+                    None => self
+                        .topics
+                        .keys()
+                        .find(|n| consumer::uuid_of_name(n) == t.topic_id)
+                        .cloned(),
+                })
                 .filter(|n| seen.insert(n.clone()))
                 .collect()
         };
@@ -426,6 +455,9 @@ impl State {
             let mut t = MetadataResponseTopic::default();
             t.name = Some(TopicName(s(name.clone())));
             t.is_internal = topic::is_internal(&name);
+            if v >= 10 && self.topics.contains_key(&name) {
+                t.topic_id = consumer::uuid_of_name(&name);
+            }
             match self.topics.get(&name) {
                 Some(&n) => {
                     t.partitions = (0..n)
@@ -740,34 +772,58 @@ impl State {
         if allowed.is_empty() && !refused.topics.is_empty() {
             return refused;
         }
-        let input = OffsetCommitInput {
-            group_id: r.group_id.0.to_string(),
-            member_id: r.member_id.to_string(),
-            member_epoch: r.generation_id_or_member_epoch,
-            group_instance_id: r.group_instance_id.as_ref().map(|x| x.to_string()),
-            api_version: v,
-            transactional: false,
-            topics: allowed
-                .into_iter()
-                .map(|t| OffsetCommitTopic {
-                    name: t.name.0.to_string(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitPartition {
-                            partition: p.partition_index,
-                            offset: p.committed_offset,
-                            leader_epoch: p.committed_leader_epoch,
-                            metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        };
-        let o = self.coord.offset_commit(now, &input);
-        let res = self.absorb(o, entries);
+        // As Kafka's KafkaApis: a partition of a topic the broker does not have is answered
+        // UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request (listed first); when
+        // nothing is left, the coordinator is not asked at all (no group checks).
+        let mut results: Vec<(String, Vec<(i32, ErrorCode)>)> = Vec::new();
+        let mut known = Vec::new();
+        for t in allowed {
+            let name = t.name.0.to_string();
+            let count = self.topics.get(&name).copied();
+            let mut valid = Vec::new();
+            for p in &t.partitions {
+                if count.is_some_and(|n| (0..n).contains(&p.partition_index)) {
+                    valid.push(OffsetCommitPartition {
+                        partition: p.partition_index,
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                    });
+                } else {
+                    add_result(
+                        &mut results,
+                        &name,
+                        p.partition_index,
+                        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    );
+                }
+            }
+            if !valid.is_empty() {
+                known.push(OffsetCommitTopic {
+                    name,
+                    partitions: valid,
+                });
+            }
+        }
+        if !known.is_empty() {
+            let input = OffsetCommitInput {
+                group_id: r.group_id.0.to_string(),
+                member_id: r.member_id.to_string(),
+                member_epoch: r.generation_id_or_member_epoch,
+                group_instance_id: r.group_instance_id.as_ref().map(|x| x.to_string()),
+                api_version: v,
+                transactional: false,
+                topics: known,
+            };
+            let o = self.coord.offset_commit(now, &input);
+            for (t, ps) in self.absorb(o, entries) {
+                for (p, e) in ps {
+                    add_result(&mut results, &t, p, e);
+                }
+            }
+        }
         let mut resp = OffsetCommitResponse::default();
-        resp.topics = res
+        resp.topics = results
             .into_iter()
             .map(|(t, ps)| {
                 let mut rt = OffsetCommitResponseTopic::default();

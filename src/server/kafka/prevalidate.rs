@@ -424,6 +424,27 @@ const INCREMENTAL_ALTER_CONFIGS: Layout = Layout {
     ],
 };
 
+const CONSUMER_GROUP_HEARTBEAT: Layout = Layout {
+    flexible_from: 0,
+    fields: &[
+        F(Str, 0, ALL),                                                 // group id
+        F(Str, 0, ALL),                                                 // member id
+        F(I32, 0, ALL),                                                 // member epoch
+        F(Str, 0, ALL),                                                 // instance id
+        F(Str, 0, ALL),                                                 // rack id
+        F(I32, 0, ALL),                                                 // rebalance timeout
+        F(Prims(&Str), 0, ALL),                                         // subscribed topic names
+        F(Str, 1, ALL),                                                 // subscribed topic regex
+        F(Str, 0, ALL),                                                 // server assignor
+        F(Structs(&[F(Uuid, 0, ALL), F(Prims(&I32), 0, ALL)]), 0, ALL), // owned partitions: topic id, partitions
+    ],
+};
+
+const CONSUMER_GROUP_DESCRIBE: Layout = Layout {
+    flexible_from: 0,
+    fields: &[F(Prims(&Str), 0, ALL), F(I8, 0, ALL)],
+};
+
 fn layout(key: i16) -> Option<&'static Layout> {
     Some(match key {
         0 => &PRODUCE,
@@ -452,6 +473,8 @@ fn layout(key: i16) -> Option<&'static Layout> {
         31 => &DELETE_ACLS,
         32 => &DESCRIBE_CONFIGS,
         44 => &INCREMENTAL_ALTER_CONFIGS,
+        68 => &CONSUMER_GROUP_HEARTBEAT,
+        69 => &CONSUMER_GROUP_DESCRIBE,
         _ => return None,
     })
 }

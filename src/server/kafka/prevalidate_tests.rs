@@ -319,6 +319,28 @@ fn populated(key: i16, v: i16) -> RequestKind {
             r.topics = vec![t];
             RequestKind::OffsetDelete(r)
         }
+        68 => {
+            let mut tp = consumer_group_heartbeat_request::TopicPartitions::default();
+            tp.partitions = vec![0, 1];
+            let mut r = ConsumerGroupHeartbeatRequest::default();
+            r.group_id = GroupId(s("g"));
+            r.member_id = s("m");
+            r.instance_id = Some(s("i"));
+            r.rack_id = Some(s("r"));
+            r.subscribed_topic_names = Some(vec![topic.clone(), topic]);
+            if v >= 1 {
+                r.subscribed_topic_regex = Some(s("o.*"));
+            }
+            r.server_assignor = Some(s("uniform"));
+            r.topic_partitions = Some(vec![tp.clone(), tp]);
+            RequestKind::ConsumerGroupHeartbeat(r)
+        }
+        69 => {
+            let mut r = ConsumerGroupDescribeRequest::default();
+            r.group_ids = vec![GroupId(s("g")), GroupId(s("h"))];
+            r.include_authorized_operations = true;
+            RequestKind::ConsumerGroupDescribe(r)
+        }
         42 => {
             let mut r = DeleteGroupsRequest::default();
             r.groups_names = vec![GroupId(s("g")), GroupId(s("h"))];

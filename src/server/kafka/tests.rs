@@ -469,3 +469,166 @@ fn classic_describe_groups_lists_the_group() {
     assert_eq!(d.groups[0].members.len(), 1);
     assert_eq!(d.groups[0].members[0].member_id, id);
 }
+
+fn describe_groups(
+    state: &mut State,
+    version: i16,
+    ids: &[&str],
+    ops: bool,
+) -> DescribeGroupsResponse {
+    let mut r = DescribeGroupsRequest::default();
+    r.groups = ids
+        .iter()
+        .map(|g| GroupId(StrBytes::from_string(g.to_string())))
+        .collect();
+    r.include_authorized_operations = ops;
+    let h = kafka(
+        state,
+        ApiKey::DescribeGroups,
+        version,
+        RequestKind::DescribeGroups(r),
+    );
+    let Resp::Kafka(ResponseKind::DescribeGroups(d)) = h.resp else {
+        panic!("not a DescribeGroups response")
+    };
+    d
+}
+
+/// Found by the classic differential run: Kafka 4.4 sends the authorized operations of every
+/// group it answers without error (v3+, when asked; no authorizer: every group operation), and
+/// looks an empty group id up like any other (Dead before v6, GROUP_ID_NOT_FOUND from v6).
+#[test]
+fn classic_describe_groups_authorized_operations_and_empty_id() {
+    let mut state = state();
+    join_group(&mut state, NOW, "");
+    let d = describe_groups(&mut state, 5, &["cg", "nope", ""], true);
+    let ops: Vec<i32> = d.groups.iter().map(|g| g.authorized_operations).collect();
+    assert_eq!(ops, vec![3400, 3400, 3400]);
+    assert_eq!(d.groups[2].error_code, 0);
+    assert_eq!(d.groups[2].group_state.as_str(), "Dead");
+    let d = describe_groups(&mut state, 6, &["cg", ""], true);
+    assert_eq!(d.groups[0].authorized_operations, 3400);
+    assert_eq!(d.groups[1].error_code, ErrorCode::GROUP_ID_NOT_FOUND.0);
+    assert_eq!(d.groups[1].authorized_operations, i32::MIN);
+    let d = describe_groups(&mut state, 5, &["cg"], false);
+    assert_eq!(d.groups[0].authorized_operations, i32::MIN);
+    let d = describe_groups(&mut state, 2, &["cg"], true);
+    assert_eq!(d.groups[0].authorized_operations, i32::MIN);
+}
+
+/// Found by the classic differential run: from v7 Kafka's JoinGroupResponse turns an empty
+/// protocol name into null (MEMBER_ID_REQUIRED and every other error answer).
+#[test]
+fn classic_join_error_answers_have_a_null_protocol_name_from_v7() {
+    let mut state = state();
+    deferred_token(&join_group(&mut state, NOW, ""));
+    let j = join_answer(answers(&mut state).remove(0).1);
+    assert_eq!(j.error_code, ErrorCode::MEMBER_ID_REQUIRED.0);
+    assert_eq!(j.protocol_name, None);
+}
+
+/// Found by the classic differential run: Kafka 4.4 answers a partition of a topic it does not
+/// have UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the commit (listed first), and
+/// commits the rest; with nothing left it asks the coordinator nothing (no group checks).
+#[test]
+fn offset_commit_of_an_unknown_topic_or_partition() {
+    let mut st = state();
+    create_topic(&mut st, "input", 2);
+    let commit = |topics: &[(&str, &[i32])], generation: i32| {
+        let mut c = OffsetCommitRequest::default();
+        c.group_id = GroupId(StrBytes::from_static_str("plain"));
+        c.generation_id_or_member_epoch = generation;
+        c.member_id = StrBytes::from_static_str(if generation < 0 { "" } else { "nobody" });
+        c.topics = topics
+            .iter()
+            .map(|(name, ps)| {
+                let mut t = OffsetCommitRequestTopic::default();
+                t.name = TopicName(StrBytes::from_string(name.to_string()));
+                t.partitions = ps
+                    .iter()
+                    .map(|p| {
+                        let mut x = OffsetCommitRequestPartition::default();
+                        x.partition_index = *p;
+                        x.committed_offset = 7;
+                        x
+                    })
+                    .collect();
+                t
+            })
+            .collect();
+        RequestKind::OffsetCommit(c)
+    };
+    let codes = |h: Handled| -> Vec<(String, i32, i16)> {
+        let Resp::Kafka(ResponseKind::OffsetCommit(resp)) = h.resp else {
+            panic!("not an OffsetCommit response");
+        };
+        resp.topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.name.to_string(), p.partition_index, p.error_code))
+            })
+            .collect()
+    };
+    let h = kafka(
+        &mut st,
+        ApiKey::OffsetCommit,
+        8,
+        commit(&[("nope", &[0]), ("input", &[1, 2])], -1),
+    );
+    assert_eq!(h.entries.len(), 1, "the valid partition is committed");
+    assert_eq!(
+        codes(h),
+        vec![
+            ("nope".to_string(), 0, 3),
+            ("input".to_string(), 2, 3),
+            ("input".to_string(), 1, 0)
+        ]
+    );
+    // Nothing valid: no group checks (an unknown member of an unknown group is not refused).
+    let h = kafka(
+        &mut st,
+        ApiKey::OffsetCommit,
+        8,
+        commit(&[("nope", &[0])], 3),
+    );
+    assert!(h.entries.is_empty());
+    assert_eq!(codes(h), vec![("nope".to_string(), 0, 3)]);
+}
+
+/// Found by the classic differential run: Kafka 4.4's request handler refuses a SyncGroup v5+
+/// without a protocol type or name with INCONSISTENT_GROUP_PROTOCOL before the coordinator sees
+/// it (here: a group that is Empty, where the coordinator would say UNKNOWN_MEMBER_ID).
+#[test]
+fn classic_sync_v5_needs_protocol_type_and_name() {
+    let mut state = state();
+    deferred_token(&join_group(&mut state, NOW, ""));
+    let id = join_answer(answers(&mut state).remove(0).1).member_id;
+    let sync = |state: &mut State, version: i16, name: Option<&'static str>| {
+        let mut r = SyncGroupRequest::default();
+        r.group_id = GroupId(StrBytes::from_static_str("cg"));
+        r.generation_id = -2;
+        r.member_id = id.clone();
+        r.protocol_type = Some(StrBytes::from_static_str("consumer"));
+        r.protocol_name = name.map(StrBytes::from_static_str);
+        state.handle(
+            NOW,
+            &header(14, version),
+            &Peer::anonymous("10.0.0.1"),
+            &Req::Kafka(RequestKind::SyncGroup(r)),
+        )
+    };
+    let h = sync(&mut state, 5, None);
+    assert_eq!(
+        sync_answer(h.resp).error_code,
+        ErrorCode::INCONSISTENT_GROUP_PROTOCOL.0
+    );
+    assert!(answers(&mut state).is_empty());
+    // v4 has no such fields: the coordinator answers (the group is Empty).
+    let h = sync(&mut state, 4, None);
+    let t = deferred_token(&h);
+    let (token, resp) = answers(&mut state).remove(0);
+    assert_eq!(token, t);
+    assert_eq!(sync_answer(resp).error_code, ErrorCode::UNKNOWN_MEMBER_ID.0);
+}

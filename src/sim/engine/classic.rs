@@ -6,8 +6,6 @@
 //! after every coordinator operation and timer the engine drains `take_completed` and sends each
 //! answer back to the consumer whose token it names.
 
-use std::collections::BTreeMap;
-
 use crate::coordinator::RequestContext;
 use crate::coordinator::classic::{ClassicReply, RequestToken};
 use crate::error::ErrorCode;
@@ -16,12 +14,12 @@ use crate::types::Millis;
 
 use super::super::SimError;
 use super::super::api::*;
-use super::super::classic_client::{ClassicConsumer, Next, Pending, Phase};
+use super::super::classic_client::{ClassicConsumer, Consumers, Next, Pending, Phase};
 use super::super::client::ClientStatus;
 use super::super::wire::{
     ClassicRequest, ClassicResponse, classic_request_roundtrip, classic_response_roundtrip,
 };
-use super::{Ev, MESSAGE_LOG_CAPACITY, Simulation};
+use super::{Ev, Simulation};
 
 /// Kafka's `JOIN_GROUP_TIMEOUT_LAPSE`: a JoinGroup waits up to the rebalance timeout + 5 s.
 const JOIN_TIMEOUT_LAPSE_MS: i64 = 5_000;
@@ -75,11 +73,10 @@ pub(super) struct TokenOwner {
 /// Classic state of the engine.
 #[derive(Debug, Clone, Default)]
 pub(super) struct ClassicWorld {
-    pub consumers: BTreeMap<String, ClassicConsumer>,
-    tokens: BTreeMap<u64, TokenOwner>,
+    pub consumers: Consumers,
+    /// Deferred requests by token (a few at a time).
+    tokens: Vec<(u64, TokenOwner)>,
     next_token: u64,
-    /// SyncGroups that wait for the poll loop (a stalled consumer).
-    queued_sync: BTreeMap<String, Box<crate::protocol::classic::SyncGroupRequest>>,
 }
 
 impl ClassicWorld {
@@ -94,22 +91,28 @@ impl ClassicWorld {
     }
 
     pub fn hash_into(&self, s: &mut String) {
+        use std::fmt::Write;
         for c in self.consumers.values() {
-            s.push_str(&format!(
-                "{}:{:?}:{}:{}:{}:{:?}:{}:{:?}:{:?}:{:?}:{:?}:{:?};",
+            let _ = write!(
+                s,
+                "{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:{}:",
                 c.name,
-                c.status,
+                c.status_name(),
                 c.net_cut,
                 c.member_id,
                 c.generation,
-                c.phase,
+                c.state_name(),
                 c.rejoin_needed,
-                c.owned,
-                c.pending,
-                c.heartbeat_in_flight,
-                c.next_hb_ms,
-                c.stalled_until
-            ));
+                c.pending.map_or(0, |p| p.seq),
+                c.heartbeat_in_flight.unwrap_or(0),
+                c.next_hb_ms.unwrap_or(-1),
+                c.stalled_until.unwrap_or(-1),
+                c.queued_sync.is_some(),
+            );
+            for (t, p) in &c.owned {
+                let _ = write!(s, "{t}-{p},");
+            }
+            s.push(';');
         }
         s.push_str(&format!("|tokens={}", self.tokens.len()));
     }
@@ -209,7 +212,7 @@ impl Simulation {
             instance_id,
             &self.spec.classic,
         );
-        self.classic.consumers.insert(name.clone(), c);
+        self.classic.consumers.insert(c);
         let j = self.jitter(50);
         self.schedule_poll(&name, j);
     }
@@ -275,7 +278,7 @@ impl Simulation {
                     .get(&member)
                     .is_some_and(|c| c.heartbeats() && c.heartbeat_in_flight.is_none());
                 if send {
-                    let c = &self.classic.consumers[&member];
+                    let c = &self.classic.consumers.get(&member).expect("exists");
                     let req = ClassicRequest::Heartbeat(c.heartbeat_request(&self.spec.group_id));
                     let seq = self.transmit_classic(&member, req);
                     if let Some(c) = self.classic.consumers.get_mut(&member) {
@@ -368,13 +371,10 @@ impl Simulation {
             );
             return;
         }
-        if let Some(sync) = self.classic.queued_sync.remove(member) {
+        if let Some(sync) = c.queued_sync.take() {
             self.send_pending(member, ClassicRequest::Sync(*sync), false);
             return;
         }
-        let Some(c) = self.classic.consumers.get_mut(member) else {
-            return;
-        };
         if !(c.rejoin_needed || c.phase == Phase::Unjoined) || c.pending.is_some() {
             return;
         }
@@ -423,46 +423,16 @@ impl Simulation {
 
     /// Puts a classic request on the network; returns its sequence number.
     fn transmit_classic(&mut self, member: &str, req: ClassicRequest) -> u64 {
-        self.msg_seq += 1;
-        let seq = self.msg_seq;
-        let (api, version) = req.api();
-        let (hex, decoded, codec_err) = classic_request_roundtrip(&req);
-        if let Some(e) = &codec_err {
-            self.unexpected_errors
-                .push(format!("t={} {member} {api} codec: {e}", self.now));
-        }
+        let api = req.api();
+        let request = serde_json::to_value(&req).unwrap_or(serde_json::Value::Null);
+        let (hex, decoded, codec_err) = classic_request_roundtrip(req);
         let cut = self
             .classic
             .consumers
             .get(member)
-            .is_some_and(|c| c.net_cut)
-            || self.lost_at_random();
-        self.msg_log.push(MessageLogEntry {
-            seq,
-            sent_ms: self.now,
-            received_ms: -1,
-            member_id: member.to_string(),
-            api: api.to_string(),
-            api_version: version,
-            request: serde_json::to_value(&req).unwrap_or(serde_json::Value::Null),
-            response: None,
-            request_hex: hex,
-            response_hex: None,
-            error: codec_err.map(|e| format!("request codec: {e}")),
-            fate: if cut { "lost_request" } else { "in_flight" }.to_string(),
-        });
-        if self.msg_log.len() > MESSAGE_LOG_CAPACITY + MESSAGE_LOG_CAPACITY / 5 {
-            let excess = self.msg_log.len() - MESSAGE_LOG_CAPACITY;
-            self.msg_log.drain(..excess);
-        }
-        if cut {
-            self.out.push(SimEvent::Heartbeat {
-                seq,
-                member_id: member.to_string(),
-                at_ms: self.now,
-                error: Some("lost_request".to_string()),
-            });
-        } else {
+            .is_some_and(|c| c.net_cut);
+        let (seq, lost) = self.log_request(member, api, request, hex, codec_err, cut);
+        if !lost {
             let at = self.now + self.latency();
             let coord = self.coord_incarnation;
             self.schedule(
@@ -555,23 +525,24 @@ impl Simulation {
     fn issue_token(&mut self, member: &str, seq: u64, sent: (i32, String)) -> RequestToken {
         self.classic.next_token += 1;
         let t = self.classic.next_token;
-        self.classic.tokens.insert(
+        self.classic.tokens.push((
             t,
             TokenOwner {
                 member: member.to_string(),
                 seq,
                 sent,
             },
-        );
+        ));
         RequestToken(t)
     }
 
     /// Sends every JoinGroup / SyncGroup answer the coordinator completed.
     pub(super) fn drain_completed(&mut self) {
         for done in self.coord.take_completed() {
-            let Some(owner) = self.classic.tokens.remove(&done.token.0) else {
+            let Some(k) = self.classic.tokens.iter().position(|t| t.0 == done.token.0) else {
                 continue;
             };
+            let owner = self.classic.tokens.remove(k).1;
             let resp = match done.reply {
                 ClassicReply::Join(r) => ClassicResponse::Join(r),
                 ClassicReply::Sync(r) => ClassicResponse::Sync(r),
@@ -603,7 +574,8 @@ impl Simulation {
             self.unexpected_errors
                 .push(format!("t={} {member}: {}", self.now, code.name()));
         }
-        let (hex, decoded, codec_err) = classic_response_roundtrip(&resp);
+        let json = serde_json::to_value(&resp).ok();
+        let (hex, decoded, codec_err) = classic_response_roundtrip(resp);
         if let Some(e) = &codec_err {
             self.unexpected_errors
                 .push(format!("t={} {member} response codec: {e}", self.now));
@@ -615,7 +587,7 @@ impl Simulation {
             .get(member)
             .is_some_and(|c| c.net_cut)
             || self.lost_at_random();
-        let leave_errors: Vec<String> = match &resp {
+        let leave_errors: Vec<String> = match &decoded {
             ClassicResponse::Leave(l) => l
                 .members
                 .iter()
@@ -626,7 +598,7 @@ impl Simulation {
         };
         if let Some(e) = self.log_entry(seq) {
             e.received_ms = now;
-            e.response = serde_json::to_value(&resp).ok();
+            e.response = json;
             e.response_hex = Some(hex);
             if code != ErrorCode::NONE {
                 e.error = Some(code.name().to_string());
@@ -728,7 +700,9 @@ impl Simulation {
                     .is_some_and(|u| u > self.now);
                 if stalled {
                     // The answer is handled in poll(): the SyncGroup waits for the stall.
-                    self.classic.queued_sync.insert(member.to_string(), req);
+                    if let Some(c) = self.classic.consumers.get_mut(member) {
+                        c.queued_sync = Some(req);
+                    }
                     self.schedule_poll(member, 0);
                 } else {
                     self.send_pending(member, ClassicRequest::Sync(*req), false);
@@ -761,7 +735,7 @@ impl Simulation {
             }
             Action::LeaveMember { member } => {
                 let id = self.classic_member(member)?;
-                let c = &self.classic.consumers[&id];
+                let c = &self.classic.consumers.get(&id).expect("resolved");
                 running(c, member)?;
                 // `close()`: only a dynamic member sends LeaveGroup (Kafka's default).
                 if c.instance_id.is_none() && !c.member_id.is_empty() {
@@ -792,7 +766,7 @@ impl Simulation {
             }
             Action::RestartMember { member } => {
                 let id = self.classic_member(member)?;
-                let c = &self.classic.consumers[&id];
+                let c = &self.classic.consumers.get(&id).expect("resolved");
                 if c.is_alive() || c.status == ClientStatus::Bouncing {
                     return Err(SimError::InvalidAction(format!("{member} is running")));
                 }
@@ -872,23 +846,19 @@ impl Simulation {
     /// A stable leader whose metadata moved since it assigned rejoins.
     fn check_leader_metadata(&mut self, member: &str, delay: i64) {
         let subscription = self.classic_subscription();
-        let current: BTreeMap<String, i32> = self
-            .topics
-            .iter()
-            .filter(|(t, n)| subscription.contains(t) && **n > 0)
-            .map(|(t, n)| (t.clone(), *n))
-            .collect();
+        let subscribed = |v: &mut dyn Iterator<Item = (&String, &i32)>| -> Vec<(String, i32)> {
+            v.filter(|(t, n)| subscription.contains(t) && **n > 0)
+                .map(|(t, n)| (t.clone(), *n))
+                .collect()
+        };
+        let current = subscribed(&mut self.topics.iter());
         let Some(c) = self.classic.consumers.get_mut(member) else {
             return;
         };
-        let moved = c.assignment_snapshot.as_ref().is_some_and(|s| {
-            let mine: BTreeMap<String, i32> = s
-                .iter()
-                .filter(|(t, n)| subscription.contains(t) && **n > 0)
-                .map(|(t, n)| (t.clone(), *n))
-                .collect();
-            mine != current
-        });
+        let moved = c
+            .assignment_snapshot
+            .as_ref()
+            .is_some_and(|s| subscribed(&mut s.iter().map(|(t, n)| (t, n))) != current);
         if moved && c.is_alive() && c.phase == Phase::Stable && !c.rejoin_needed {
             c.request_rejoin();
             self.schedule_poll(member, delay);
@@ -904,7 +874,7 @@ impl Simulation {
     /// Records a new ownership sample when the number of orphan partitions changed.
     pub(super) fn sample_ownership(&mut self) {
         let all = self.classic_partitions();
-        let owned: std::collections::BTreeSet<&(String, i32)> = self
+        let owned: Vec<&(String, i32)> = self
             .classic
             .consumers
             .values()

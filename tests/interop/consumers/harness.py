@@ -31,6 +31,10 @@ STATIC_SESSION_MS = 45000
 HEARTBEAT_MS = 1000
 ALL_CLIENTS = ["confluent-range", "confluent-coop", "kafka-python", "aiokafka", "kcat", "java", "console",
                "groups-tool"]
+# The consumer rebalance protocol (KIP-848, ConsumerGroupHeartbeat): the same test with
+# group.protocol=consumer, and a rolling upgrade of a classic group to it (not in the default
+# list: groupcoord does not serve ConsumerGroupHeartbeat yet).
+CONSUMER_CLIENTS = ["confluent-consumer", "java-consumer", "confluent-upgrade", "java-upgrade"]
 
 args = None
 results = []  # (target, client, step, status, detail)
@@ -223,6 +227,14 @@ def member_argv(client, boot, topic, group, label, instance_id, assignor=None, s
     worker = os.path.join(HERE, "worker.py")
     label = f"{client}.{label}"  # the client.id: unique per client in broker logs and the API tap
     common = [topic, group, label]
+    if client in ("confluent-consumer", "confluent-upgrade"):
+        strat = assignor or ("consumer" if client == "confluent-consumer" else "cooperative-sticky")
+        argv = [sys.executable, "-u", worker, "confluent", boot] + common + [strat, str(SESSION_MS), str(HEARTBEAT_MS)]
+        return (argv + [instance_id] if instance_id else argv), "worker"
+    if client in ("java-consumer", "java-upgrade"):
+        strat = assignor or ("consumer" if client == "java-consumer" else "cooperative-sticky")
+        argv = java_cmd("interop.ConsumerWorker") + [boot] + common + [strat, str(SESSION_MS), str(HEARTBEAT_MS)]
+        return (argv + [instance_id] if instance_id else argv), "worker"
     if client in ("confluent-range", "confluent-coop", "kafka-python", "aiokafka"):
         lib = {"confluent-range": "confluent", "confluent-coop": "confluent"}.get(client, client)
         strat = assignor or ("cooperative-sticky" if client == "confluent-coop" else "range")
@@ -282,6 +294,7 @@ class Run:
         self.lock = threading.Lock()
         self.deliveries = {}  # key -> [(member label, partition, offset, time)]
         self.last_rec = {}  # partition -> (time, member label)
+        self.last_rec_times = []  # (time, member label) of every delivery
         self.members = []
         self.producer_error = None
 
@@ -289,6 +302,7 @@ class Run:
         with self.lock:
             self.deliveries.setdefault(key, []).append((member.label, p, off, now))
             self.last_rec[p] = (now, member.label)
+            self.last_rec_times.append((now, member.label))
 
     def create_topic(self):
         fs = self.admin.create_topics([NewTopic(self.topic, num_partitions=PARTITIONS, replication_factor=1)],
@@ -395,6 +409,8 @@ def why_not(members):
 def test_client(target, boot, client):
     if client == "groups-tool":
         return test_groups_tool(target, boot)
+    if client in ("confluent-upgrade", "java-upgrade"):
+        return test_rolling_upgrade(target, boot, client)
     n = args.records
     n_a, n_b = int(n * 0.4), int(n * 0.3)
     n_c = n - n_a - n_b
@@ -595,6 +611,109 @@ def verify(run, n, victim, committed_at_kill, victim_owned):
     if bad_values or extra:
         detail += f"; {bad_values} in a wrong partition, {len(extra)} unknown keys"
     result(run.target, run.client, "exactly-once", "PASS" if ok else "FAIL", detail)
+
+
+def test_rolling_upgrade(target, boot, client):
+    """A classic group (cooperative-sticky; range for librdkafka, see below) upgraded to the
+    consumer protocol one member at a time:
+    every member is closed (LeaveGroup) and restarted with group.protocol=consumer while records
+    keep coming. Passes when every restart settles, no member that stays ever has all of its
+    partitions revoked at once (no stop-the-world, unlike an eager rebalance), and every record
+    is delivered exactly once (graceful hand-offs with synchronous commits: no redelivery)."""
+    n = args.records
+    n_a, n_b = int(n * 0.4), int(n * 0.4)
+    n_c = n - n_a - n_b
+    run = Run(target, boot, client, f"cons-{client}")
+    steps = ["join3", "consume", "upgrade", "exactly-once"]
+    # librdkafka's cooperative-sticky puts assignor user data in its subscription, and Kafka 4.4
+    # refuses to convert such a group ("userData from a custom assignor would be lost":
+    # GROUP_ID_NOT_FOUND, fatal for librdkafka). Its classic members use range, an eager
+    # protocol: every rebalance of the classic phase revokes everything (counted, not failed).
+    classic = "range" if client == "confluent-upgrade" else "cooperative-sticky"
+    eager = classic == "range"
+    step = "setup"
+    try:
+        run.create_topic()
+        run.produce(0, n_a)
+        result(target, client, "produce", "PASS", f"{n_a} records into {PARTITIONS} partitions")
+    except Exception as e:  # noqa: BLE001
+        result(target, client, "produce", "FAIL", f"{type(e).__name__}: {e}")
+        return skip_rest(target, client, steps)
+    try:
+        step = "join3"
+        t0 = time.time()
+        live = [run.spawn(f"m{i}", assignor=classic) for i in range(3)]
+        if not wait_until(lambda: assignment_complete(live) or all(m.hopeless() for m in live), args.wait):
+            result(target, client, step, "FAIL", f"classic members: no complete assignment in {args.wait} s "
+                   f"({describe_assignment(live)}); {why_not(live)}")
+            return skip_rest(target, client, steps[1:])
+        result(target, client, step, "PASS", f"3 classic ({classic}) members after "
+               f"{time.time() - t0:.1f} s: {describe_assignment(live)}")
+        step = "consume"
+        if not wait_until(lambda: run.keys_delivered(n_a) == n_a, args.wait, 0.2):
+            result(target, client, step, "FAIL", f"{run.keys_delivered(n_a)}/{n_a} keys; {why_not(live)}")
+            return skip_rest(target, client, steps[2:])
+        result(target, client, step, "PASS", f"{n_a}/{n_a} keys")
+
+        step = "upgrade"
+        rate = max(n_b / 12.0, 100)
+        prod = threading.Thread(target=lambda: run.produce(n_a, n_b, rate=rate), daemon=True)
+        prod.start()
+        problems, settled, pauses, full_revocations = [], [], [], 0
+        for i in range(3):
+            old = live[i]
+            stays = [m for m in live if m is not old]
+            marks = {m.label: len(m.events) for m in stays}
+            old.signal(signal.SIGTERM)
+            if not old.wait_exit(20):
+                problems.append(f"{old.label} did not exit within 20 s of SIGTERM")
+                break
+            t_restart = time.time()
+            new = run.spawn(f"m{i}c", assignor="consumer")
+            live[i] = new
+            ok = wait_until(lambda: assignment_complete(live), args.wait)
+            settled.append(time.time() - t_restart)
+            if not ok:
+                problems.append(f"restart {i}: no complete assignment in {args.wait} s "
+                                f"({describe_assignment(live)}); {why_not(live)}")
+                break
+            # A member that stays must never have had all of its partitions taken at once.
+            for m in stays:
+                before = m.events[marks[m.label] - 1][1] if marks[m.label] else frozenset()
+                lost_all = [e for e in m.events[marks[m.label]:] if before and not e[1]]
+                if lost_all and eager:
+                    full_revocations += len(lost_all)
+                elif lost_all:
+                    problems.append(f"restart {i}: {m.label} had everything revoked ({sorted(before)} -> -)")
+            pauses.append(longest_pause(run, t_restart - 1, time.time()))
+        prod.join(60)
+        if not problems:
+            detail = ("3 members restarted one by one with group.protocol=consumer; settled after "
+                      + ", ".join(f"{x:.1f}" for x in settled) + " s; longest pause in delivery "
+                      + ", ".join(f"{x:.2f}" for x in pauses) + " s; "
+                      + (f"{full_revocations} full revocations of eager classic members (range)"
+                         if eager else "no member lost all its partitions")
+                      + f"; {describe_assignment(live)}")
+            result(target, client, step, "PASS", detail)
+        else:
+            result(target, client, step, "FAIL", "; ".join(problems))
+            return skip_rest(target, client, steps[3:])
+        run.produce(n_a + n_b, n_c)
+        wait_until(lambda: run.keys_delivered(n) == n, args.wait, 0.2)
+        step = "exactly-once"
+        verify(run, n, live[0], {}, set())
+    except Exception as e:  # noqa: BLE001
+        result(target, client, step, "FAIL", f"{type(e).__name__}: {e}")
+    finally:
+        run.stop_all()
+
+
+def longest_pause(run, t_from, t_to):
+    """The longest time in [t_from, t_to] without any record delivered (records keep coming)."""
+    with run.lock:
+        times = sorted(t for t, _m in run.last_rec_times if t_from <= t <= t_to)
+    edges = [t_from] + times + [t_to]
+    return max(b - a for a, b in zip(edges, edges[1:]))
 
 
 def skip_rest(target, client, steps):
@@ -879,8 +998,8 @@ def main():
     targets = dict(b.split("=", 1) for b in args.bootstrap)
     clients = [c for c in args.clients.split(",") if c]
     for c in clients:
-        if c not in ALL_CLIENTS:
-            sys.exit(f"unknown client {c}; known: {','.join(ALL_CLIENTS)}")
+        if c not in ALL_CLIENTS + CONSUMER_CLIENTS:
+            sys.exit(f"unknown client {c}; known: {','.join(ALL_CLIENTS + CONSUMER_CLIENTS)}")
     if args.timings:
         out = {}
         for target in ("kafka", "groupcoord"):

@@ -3,7 +3,8 @@
     python worker.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID ASSIGNOR SESSION_MS HEARTBEAT_MS [INSTANCE_ID]
 
 CLIENT: confluent (confluent-kafka Consumer), kafka-python (KafkaConsumer), aiokafka (AIOKafkaConsumer).
-ASSIGNOR: range or cooperative-sticky (cooperative-sticky: confluent only), or manual: no group
+ASSIGNOR: range or cooperative-sticky (cooperative-sticky: confluent only), consumer (confluent only:
+group.protocol=consumer, the KIP-848 protocol, the broker assigns), or manual: no group
 membership at all, assign() of partitions 0..INTEROP_PARTITIONS-1 (default 6), positions from the
 committed offsets (OffsetFetch) else earliest, commits as a simple group (OffsetCommit, generation -1):
 the data plane of a client without JoinGroup.
@@ -68,6 +69,12 @@ def run_confluent():
         "heartbeat.interval.ms": HEARTBEAT_MS,
         "error_cb": lambda err: out("ERR %s" % err),
     }
+    if ASSIGNOR == "consumer":
+        # KIP-848: the broker assigns (its default assignor) and owns the session and heartbeat
+        # settings; librdkafka refuses the classic-only keys with this protocol.
+        conf["group.protocol"] = "consumer"
+        for k in ("partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"):
+            del conf[k]
     if INSTANCE_ID:
         conf["group.instance.id"] = INSTANCE_ID
     if os.environ.get("INTEROP_RDKAFKA_DEBUG"):  # e.g. cgrp,fetch: librdkafka's log on stderr

@@ -4,7 +4,7 @@
 #                                  accepts connections, prints the bootstrap address (127.0.0.1:PORT);
 #                                  the pid is in DIR/broker.pid, the log in DIR/broker.log
 #   kafka-broker.sh stop DIR    -> stops the broker started on DIR (SIGTERM, then SIGKILL after 20 s)
-# Environment: KAFKA_PORT, KAFKA_CONTROLLER_PORT (default: free ports), KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY, STREAMS_WARMUPS,
+# Environment: KAFKA_PORT / BROKER_PORT, KAFKA_CONTROLLER_PORT / CONTROLLER_PORT (default: free ports), KAFKA_HEAP (default -Xmx512m), STREAMS_SESSION_MS, STREAMS_HEARTBEAT_MS, STREAMS_STANDBY, STREAMS_WARMUPS,
 # REQUEST_LOG=1 (kafka.request.logger at DEBUG into DIR/broker.log), BROKER_EXTRA_PROPS=FILE (appended to
 # server.properties: its keys win over the ones above).
 set -euo pipefail
@@ -17,7 +17,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 case "$cmd" in
 start)
   mkdir -p "$dir"
-  port=${KAFKA_PORT:-$(free_port)}; cport=${KAFKA_CONTROLLER_PORT:-$(free_port)}
+  port=${KAFKA_PORT:-${BROKER_PORT:-$(free_port)}}; cport=${KAFKA_CONTROLLER_PORT:-${CONTROLLER_PORT:-$(free_port)}}
   while [ "$cport" = "$port" ]; do cport=$(free_port); done
   cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller

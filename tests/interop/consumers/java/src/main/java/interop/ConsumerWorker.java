@@ -27,7 +27,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   ERR text                   an exception from poll/commit
  * SIGTERM closes the consumer (a dynamic member sends LeaveGroup, a static one does not).
  *
- * Args: bootstrap topic group clientId assignor(range|cooperative-sticky|manual) sessionMs heartbeatMs [instanceId]
+ * Args: bootstrap topic group clientId assignor(range|cooperative-sticky|consumer|manual) sessionMs heartbeatMs [instanceId]
+ * (consumer: group.protocol=consumer, KIP-848; the broker assigns, sessionMs/heartbeatMs are the broker's)
  * (manual: assign() of partitions 0..INTEROP_PARTITIONS-1, no membership, commits as a simple group)
  */
 public final class ConsumerWorker {
@@ -43,10 +44,16 @@ public final class ConsumerWorker {
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-    p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
-    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
-    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args[6]);
+    if (args[4].equals("consumer")) {
+      // KIP-848: the broker assigns and owns session and heartbeat settings (the client refuses
+      // the classic-only keys with this protocol).
+      p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+    } else {
+      p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+      p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
+      p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
+      p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args[6]);
+    }
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

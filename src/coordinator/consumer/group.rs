@@ -1,0 +1,322 @@
+//! A KIP-848 consumer group and its members (docs/consumer-protocol.md §K2): persistent state
+//! rebuilt from records 3-8 and 16, and the derived indexes (who owns which partition, member
+//! map order).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::assignor::consumer::TopicId;
+use crate::assignor::java_compat::{TimelineHashMapOrder, string_hash};
+use crate::coordinator::group::GroupState;
+use crate::records::{
+    ConsumerClassicMemberMetadata, ConsumerCurrentAssignmentValue, ConsumerMemberMetadataValue,
+    ConsumerMemberState, ConsumerRegexValue, PartitionEpochs,
+};
+
+/// Target partitions of one member, in the order Kafka's assignor output lists them (the
+/// order record 7 is written in).
+pub type TargetPartitions = Vec<(TopicId, Vec<i32>)>;
+
+/// A member of a consumer group (Kafka's `ConsumerGroupMember`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerMember {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    pub state: ConsumerMemberState,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed_topic_names: BTreeSet<String>,
+    /// `""` when the member subscribes by names only.
+    pub subscribed_topic_regex: String,
+    pub server_assignor: Option<String>,
+    /// Set for members that joined through JoinGroup (online migration, not served yet).
+    pub classic_member_metadata: Option<ConsumerClassicMemberMetadata>,
+    pub assigned: PartitionEpochs,
+    pub pending_revocation: PartitionEpochs,
+}
+
+impl ConsumerMember {
+    /// A new member with Kafka's defaults (epoch 0, previous epoch -1, STABLE).
+    pub fn new(member_id: &str) -> ConsumerMember {
+        ConsumerMember {
+            member_id: member_id.to_string(),
+            member_epoch: 0,
+            previous_member_epoch: -1,
+            state: ConsumerMemberState::Stable,
+            instance_id: None,
+            rack_id: None,
+            rebalance_timeout_ms: -1,
+            client_id: String::new(),
+            client_host: String::new(),
+            subscribed_topic_names: BTreeSet::new(),
+            subscribed_topic_regex: String::new(),
+            server_assignor: None,
+            classic_member_metadata: None,
+            assigned: PartitionEpochs::new(),
+            pending_revocation: PartitionEpochs::new(),
+        }
+    }
+
+    /// Record 5's value (topic names sorted, as Kafka writes them).
+    pub fn metadata_value(&self) -> ConsumerMemberMetadataValue {
+        ConsumerMemberMetadataValue {
+            instance_id: self.instance_id.clone(),
+            rack_id: self.rack_id.clone(),
+            client_id: self.client_id.clone(),
+            client_host: self.client_host.clone(),
+            subscribed_topic_names: self.subscribed_topic_names.iter().cloned().collect(),
+            subscribed_topic_regex: Some(self.subscribed_topic_regex.clone()),
+            rebalance_timeout_ms: self.rebalance_timeout_ms,
+            server_assignor: self.server_assignor.clone(),
+            classic_member_metadata: self.classic_member_metadata.clone(),
+        }
+    }
+
+    /// Record 8's value.
+    pub fn assignment_value(&self) -> ConsumerCurrentAssignmentValue {
+        ConsumerCurrentAssignmentValue {
+            member_epoch: self.member_epoch,
+            previous_member_epoch: self.previous_member_epoch,
+            state: self.state,
+            assigned: self.assigned.clone(),
+            pending_revocation: self.pending_revocation.clone(),
+        }
+    }
+
+    pub(crate) fn apply_metadata(&mut self, v: &ConsumerMemberMetadataValue) {
+        self.instance_id = v.instance_id.clone();
+        self.rack_id = v.rack_id.clone();
+        self.client_id = v.client_id.clone();
+        self.client_host = v.client_host.clone();
+        self.subscribed_topic_names = v.subscribed_topic_names.iter().cloned().collect();
+        self.subscribed_topic_regex = v.subscribed_topic_regex.clone().unwrap_or_default();
+        self.rebalance_timeout_ms = v.rebalance_timeout_ms;
+        self.server_assignor = v.server_assignor.clone();
+        self.classic_member_metadata = v.classic_member_metadata.clone();
+    }
+
+    pub(crate) fn apply_assignment(&mut self, v: &ConsumerCurrentAssignmentValue) {
+        self.member_epoch = v.member_epoch;
+        self.previous_member_epoch = v.previous_member_epoch;
+        self.state = v.state;
+        self.assigned = v.assigned.clone();
+        self.pending_revocation = v.pending_revocation.clone();
+    }
+
+    /// Same metadata (what record 5 carries).
+    pub fn same_metadata(&self, o: &ConsumerMember) -> bool {
+        self.metadata_value() == o.metadata_value()
+    }
+
+    /// Same assignment state (what record 8 carries).
+    pub fn same_assignment(&self, o: &ConsumerMember) -> bool {
+        self.member_epoch == o.member_epoch
+            && self.previous_member_epoch == o.previous_member_epoch
+            && self.state == o.state
+            && self.assigned == o.assigned
+            && self.pending_revocation == o.pending_revocation
+    }
+
+    /// `isReconciledTo` (docs/consumer-protocol.md §K4).
+    pub fn is_reconciled_to(&self, assignment_epoch: i32) -> bool {
+        self.state == ConsumerMemberState::Stable && self.member_epoch == assignment_epoch
+    }
+
+    /// Whether the member joined through the classic protocol (JoinGroup).
+    pub fn uses_classic_protocol(&self) -> bool {
+        self.classic_member_metadata.is_some()
+    }
+}
+
+/// A consumer group (Kafka's `ConsumerGroup`).
+#[derive(Debug, Clone)]
+pub struct ConsumerGroup {
+    pub group_id: String,
+    // --- persistent (records) ---
+    pub group_epoch: i32,
+    pub metadata_hash: i64,
+    pub members: BTreeMap<String, ConsumerMember>,
+    /// instance id -> member id.
+    pub static_members: BTreeMap<String, String>,
+    pub assignment_epoch: i32,
+    pub assignment_timestamp: i64,
+    pub target_assignment: BTreeMap<String, TargetPartitions>,
+    /// Resolved regular expressions (record 16), by expression.
+    pub resolved_regexes: BTreeMap<String, ConsumerRegexValue>,
+    /// Whether a record 4 (3.x subscription metadata) was read: the next epoch bump writes its
+    /// tombstone, as Kafka does.
+    pub has_partition_metadata_record: bool,
+    // --- soft ---
+    /// (deadline, group epoch at which it was set); (0, 0) = expired.
+    pub metadata_refresh_deadline: (crate::types::Millis, i32),
+    // --- derived ---
+    /// Which member holds each partition (assigned or pending revocation).
+    pub owners: BTreeMap<(TopicId, i32), String>,
+    /// The iteration order of Kafka's member map (see `StreamsGroup::member_order`).
+    pub member_order: TimelineHashMapOrder<String>,
+}
+
+impl ConsumerGroup {
+    /// A new group as Kafka starts it: epochs 0.
+    pub fn new(group_id: &str) -> ConsumerGroup {
+        ConsumerGroup {
+            group_id: group_id.to_string(),
+            group_epoch: 0,
+            metadata_hash: 0,
+            members: BTreeMap::new(),
+            static_members: BTreeMap::new(),
+            assignment_epoch: 0,
+            assignment_timestamp: 0,
+            target_assignment: BTreeMap::new(),
+            resolved_regexes: BTreeMap::new(),
+            has_partition_metadata_record: false,
+            metadata_refresh_deadline: (crate::types::Millis(0), 0),
+            owners: BTreeMap::new(),
+            member_order: TimelineHashMapOrder::with_expected_size(0),
+        }
+    }
+
+    /// The state (docs/consumer-protocol.md §K2.1): Empty, Assigning, Reconciling or Stable.
+    pub fn state(&self) -> GroupState {
+        if self.members.is_empty() {
+            GroupState::Empty
+        } else if self.group_epoch > self.assignment_epoch {
+            GroupState::Assigning
+        } else if self
+            .members
+            .values()
+            .any(|m| !m.is_reconciled_to(self.assignment_epoch))
+        {
+            GroupState::Reconciling
+        } else {
+            GroupState::Stable
+        }
+    }
+
+    fn index_member(&mut self, m: &ConsumerMember, add: bool) {
+        for set in [&m.assigned, &m.pending_revocation] {
+            for (topic, partitions) in set {
+                for p in partitions.keys() {
+                    let key = (*topic, *p);
+                    if add {
+                        self.owners.insert(key, m.member_id.clone());
+                    } else if self.owners.get(&key) == Some(&m.member_id) {
+                        self.owners.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Insert or replace a member, keeping the indexes in step.
+    pub fn put_member(&mut self, member: ConsumerMember) {
+        if let Some(old) = self.members.remove(&member.member_id) {
+            self.index_member(&old, false);
+            if let Some(i) = &old.instance_id
+                && self.static_members.get(i) == Some(&old.member_id)
+            {
+                self.static_members.remove(i);
+            }
+        }
+        self.index_member(&member, true);
+        if let Some(i) = &member.instance_id {
+            self.static_members
+                .insert(i.clone(), member.member_id.clone());
+        }
+        self.member_order
+            .put(string_hash(&member.member_id), member.member_id.clone());
+        self.members.insert(member.member_id.clone(), member);
+    }
+
+    /// Change a member (created with Kafka's defaults when absent, as replay does).
+    pub fn update_member(&mut self, member_id: &str, change: impl FnOnce(&mut ConsumerMember)) {
+        let mut m = self
+            .members
+            .get(member_id)
+            .cloned()
+            .unwrap_or_else(|| ConsumerMember::new(member_id));
+        change(&mut m);
+        self.put_member(m);
+    }
+
+    pub fn remove_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
+        let old = self.members.remove(member_id)?;
+        self.member_order.remove(&old.member_id);
+        self.index_member(&old, false);
+        if let Some(i) = &old.instance_id
+            && self.static_members.get(i).map(String::as_str) == Some(member_id)
+        {
+            self.static_members.remove(i);
+        }
+        Some(old)
+    }
+
+    pub fn static_member(&self, instance_id: &str) -> Option<&ConsumerMember> {
+        self.static_members
+            .get(instance_id)
+            .and_then(|m| self.members.get(m))
+    }
+
+    /// `currentPartitionEpoch != -1`: some member holds the partition.
+    pub fn is_partition_owned(&self, topic: &TopicId, partition: i32) -> bool {
+        self.owners.contains_key(&(*topic, partition))
+    }
+
+    /// The members' subscribed topic names with the member `old` replaced by `new` (either may
+    /// be absent), plus the topics of the regular expressions they subscribe to.
+    pub fn subscribed_topics_with(
+        &self,
+        old: Option<&ConsumerMember>,
+        new: Option<&ConsumerMember>,
+    ) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let skip = old.map(|m| m.member_id.as_str());
+        for m in self
+            .members
+            .values()
+            .filter(|m| Some(m.member_id.as_str()) != skip)
+            .chain(new)
+        {
+            out.extend(m.subscribed_topic_names.iter().cloned());
+            if let Some(r) = self.resolved_regexes.get(&m.subscribed_topic_regex) {
+                out.extend(r.topics.iter().cloned());
+            }
+        }
+        out
+    }
+
+    /// `hasMetadataExpired`.
+    pub fn has_metadata_expired(&self, now: crate::types::Millis) -> bool {
+        let (deadline, epoch) = self.metadata_refresh_deadline;
+        now >= deadline || self.group_epoch < epoch
+    }
+
+    /// The persistent state only, for hashing and replay checks.
+    pub fn persistent_view(&self) -> impl Serialize + '_ {
+        (
+            &self.group_id,
+            self.group_epoch,
+            self.metadata_hash,
+            &self.members,
+            self.assignment_epoch,
+            self.assignment_timestamp,
+            &self.target_assignment,
+            &self.resolved_regexes,
+        )
+    }
+}
+
+/// The sets of a target, by topic.
+pub fn target_sets(target: &[(TopicId, Vec<i32>)]) -> BTreeMap<TopicId, BTreeSet<i32>> {
+    let mut out: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
+    for (t, ps) in target {
+        out.entry(*t).or_default().extend(ps.iter().copied());
+    }
+    out.retain(|_, p| !p.is_empty());
+    out
+}
