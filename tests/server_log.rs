@@ -245,6 +245,7 @@ fn snapshot_compacts_and_replays_to_the_same_state() {
                     }
                 }
             }
+            LogEntry::Scram(_) => {}
         }
         Ok(())
     })

@@ -80,6 +80,10 @@ kafka_enums! {
     OffsetForLeaderEpoch(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     DeleteGroups(DeleteGroupsRequest, DeleteGroupsResponse),
     OffsetDelete(OffsetDeleteRequest, OffsetDeleteResponse),
+    SaslHandshake(SaslHandshakeRequest, SaslHandshakeResponse),
+    SaslAuthenticate(SaslAuthenticateRequest, SaslAuthenticateResponse),
+    DescribeUserScramCredentials(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
+    AlterUserScramCredentials(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -109,6 +113,11 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::OffsetForLeaderEpoch as i16, 2, 4), // data_plane
     (ApiKey::DeleteGroups as i16, 0, 2),
     (ApiKey::OffsetDelete as i16, 0, 0),
+    // Authentication (issue 16): answered by the connection's SASL exchange.
+    (ApiKey::SaslHandshake as i16, 0, 1),
+    (ApiKey::SaslAuthenticate as i16, 0, 2),
+    (ApiKey::DescribeUserScramCredentials as i16, 0, 0),
+    (ApiKey::AlterUserScramCredentials as i16, 0, 0),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,

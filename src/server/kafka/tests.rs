@@ -95,6 +95,7 @@ fn replayed(entries: &[LogEntry]) -> State {
         match e {
             LogEntry::Records(rs) => rs.iter().for_each(|r| fresh.coord.replay(r).unwrap()),
             LogEntry::Topics(ts) => fresh.apply_topics(ts),
+            LogEntry::Scram(cs) => fresh.apply_scram(cs),
         }
     }
     fresh

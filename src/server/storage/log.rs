@@ -10,6 +10,11 @@
 //!   kind 0: coordinator records, body = records::codec::encode_batch(records)
 //!   kind 1: topic registry changes, body = Kafka array (count int32), per change:
 //!           op int8 (0 = create/set, 1 = delete) | name string (int16 length) | partitions int32
+//!   kind 4: SCRAM credential changes, body = Kafka array (count int32), per change:
+//!           op int8 (0 = upsert, 1 = delete) | user string | mechanism int8 (Kafka's type:
+//!           1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) | iterations int32 | salt bytes |
+//!           stored key bytes | server key bytes (salted hashes only, never a password; empty
+//!           for a delete)
 //! ```
 //!
 //! A snapshot ends with a trailer batch (kind 2, body = length of everything before the trailer
@@ -31,6 +36,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::records::{Compaction, Record};
+use crate::server::security::scram::{MAX_FIELD, ScramCredential, ScramCredentials, ScramHash};
 use crate::wire::{Reader, Writer};
 
 use super::commit_mark::{self, CommitMark, Mark};
@@ -47,6 +53,11 @@ const TOPIC_SET: i8 = 0;
 const TOPIC_DELETE: i8 = 1;
 /// The snapshot trailer (never in segments).
 const KIND_END: u8 = 2;
+/// SCRAM credentials (kind 3 is left to the authorizer's ACL entries).
+const KIND_SCRAM: u8 = 4;
+const SCRAM_ENTRY: &str = "ScramEntry";
+const SCRAM_UPSERT: i8 = 0;
+const SCRAM_DELETE: i8 = 1;
 const TRAILER: usize = HEADER + 1 + 12;
 /// Refuse batches larger than this (a corrupt length field).
 const MAX_BATCH: usize = 256 * 1024 * 1024;
@@ -64,11 +75,42 @@ pub enum TopicChange {
     },
 }
 
+/// A change to the SCRAM credentials (AlterUserScramCredentials, `storage format --add-scram`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScramChange {
+    /// Create or replace the credential of `user` for `hash`.
+    Upsert {
+        user: String,
+        hash: ScramHash,
+        credential: ScramCredential,
+    },
+    /// Remove it.
+    Delete { user: String, hash: ScramHash },
+}
+
+impl ScramChange {
+    /// Apply to a credential store (replay and live path alike).
+    pub fn apply(&self, to: &mut ScramCredentials) {
+        match self {
+            ScramChange::Upsert {
+                user,
+                hash,
+                credential,
+            } => to.upsert(user, *hash, credential.clone()),
+            ScramChange::Delete { user, hash } => {
+                to.remove(user, *hash);
+            }
+        }
+    }
+}
+
 /// One logged entry (one batch on disk).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogEntry {
     Records(Vec<Record>),
     Topics(Vec<TopicChange>),
+    /// SCRAM credential changes.
+    Scram(Vec<ScramChange>),
 }
 
 /// A load failure that must stop start-up.
@@ -121,6 +163,36 @@ pub fn encode_entry(entry: &LogEntry) -> io::Result<Vec<u8>> {
                 w.i8(op);
                 w.string("Name", name)?;
                 w.i32(partitions);
+                Ok(())
+            })
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            payload.extend_from_slice(&w.into_bytes());
+        }
+        LogEntry::Scram(cs) => {
+            payload.push(KIND_SCRAM);
+            let mut w = Writer::new(SCRAM_ENTRY);
+            let empty = ScramCredential {
+                salt: Vec::new(),
+                stored_key: Vec::new(),
+                server_key: Vec::new(),
+                iterations: 0,
+            };
+            w.array("Changes", cs, |w, c| {
+                let (op, user, hash, cred) = match c {
+                    ScramChange::Upsert {
+                        user,
+                        hash,
+                        credential,
+                    } => (SCRAM_UPSERT, user, *hash, credential),
+                    ScramChange::Delete { user, hash } => (SCRAM_DELETE, user, *hash, &empty),
+                };
+                w.i8(op);
+                w.string("User", user)?;
+                w.i8(hash.type_id());
+                w.i32(cred.iterations);
+                w.bytes("Salt", &cred.salt)?;
+                w.bytes("StoredKey", &cred.stored_key)?;
+                w.bytes("ServerKey", &cred.server_key)?;
                 Ok(())
             })
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
@@ -215,8 +287,54 @@ pub(crate) fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
             });
             changes.collect::<Result<_, _>>().map(LogEntry::Topics)
         }
+        KIND_SCRAM => decode_scram(body).map(LogEntry::Scram),
         k => Err(format!("unknown batch kind {k}")),
     }
+}
+
+fn decode_scram(body: &[u8]) -> Result<Vec<ScramChange>, String> {
+    let mut r = Reader::new(body, SCRAM_ENTRY);
+    let raw = r
+        .array("Changes", |r| {
+            Ok((
+                r.i8("Op")?,
+                r.string("User")?,
+                r.i8("Mechanism")?,
+                r.i32("Iterations")?,
+                r.bytes("Salt")?.to_vec(),
+                r.bytes("StoredKey")?.to_vec(),
+                r.bytes("ServerKey")?.to_vec(),
+            ))
+        })
+        .map_err(|e| e.to_string())?;
+    raw.into_iter()
+        .map(
+            |(op, user, mech, iterations, salt, stored_key, server_key)| {
+                let hash = ScramHash::from_type_id(mech)
+                    .ok_or_else(|| format!("unknown SCRAM mechanism type {mech}"))?;
+                if [salt.len(), stored_key.len(), server_key.len()]
+                    .iter()
+                    .any(|&n| n > MAX_FIELD)
+                {
+                    return Err("SCRAM credential field too large".to_string());
+                }
+                match op {
+                    SCRAM_UPSERT => Ok(ScramChange::Upsert {
+                        user,
+                        hash,
+                        credential: ScramCredential {
+                            salt,
+                            stored_key,
+                            server_key,
+                            iterations,
+                        },
+                    }),
+                    SCRAM_DELETE => Ok(ScramChange::Delete { user, hash }),
+                    o => Err(format!("unknown SCRAM op {}", o as u8)),
+                }
+            },
+        )
+        .collect()
 }
 
 /// Outcome of parsing one batch at a position.
@@ -320,6 +438,8 @@ pub struct Log {
     snapshot_threshold: u64,
     compactor: Compaction,
     topics: BTreeMap<String, i32>,
+    /// The current SCRAM credentials (written whole into snapshots).
+    scram: ScramCredentials,
     dirty: bool,
     commit: CommitMark,
     _lock: DataDirLock,
@@ -369,8 +489,10 @@ impl Log {
         let mut report = LoadReport::default();
         let mut compactor = Compaction::default();
         let mut topics = BTreeMap::new();
+        let mut scram = ScramCredentials::default();
         let mut track = |entry: &LogEntry, compactor: &mut Compaction| match entry {
             LogEntry::Records(rs) => rs.iter().for_each(|r| compactor.add(r)),
+            LogEntry::Scram(cs) => cs.iter().for_each(|c| c.apply(&mut scram)),
             LogEntry::Topics(ts) => {
                 for t in ts {
                     match t {
@@ -608,6 +730,7 @@ impl Log {
                 snapshot_threshold,
                 compactor,
                 topics,
+                scram,
                 dirty: false,
                 commit,
                 _lock: lock,
@@ -627,6 +750,7 @@ impl Log {
         for e in entries {
             match e {
                 LogEntry::Records(rs) => rs.iter().for_each(|r| self.compactor.add(r)),
+                LogEntry::Scram(cs) => cs.iter().for_each(|c| c.apply(&mut self.scram)),
                 LogEntry::Topics(ts) => {
                     for t in ts {
                         match t {
@@ -697,6 +821,21 @@ impl Log {
                 .collect();
             if !topics.is_empty() {
                 let b = encode_entry(&LogEntry::Topics(topics))?;
+                bytes += b.len() as u64;
+                crc = crc32c::crc32c_append(crc, &b);
+                f.write_all(&b)?;
+            }
+            let scram: Vec<ScramChange> = self
+                .scram
+                .iter()
+                .map(|(user, hash, credential)| ScramChange::Upsert {
+                    user: user.to_string(),
+                    hash,
+                    credential: credential.clone(),
+                })
+                .collect();
+            for chunk in scram.chunks(1000) {
+                let b = encode_entry(&LogEntry::Scram(chunk.to_vec()))?;
                 bytes += b.len() as u64;
                 crc = crc32c::crc32c_append(crc, &b);
                 f.write_all(&b)?;

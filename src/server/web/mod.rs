@@ -83,6 +83,7 @@ impl LiveView {
         match entry {
             LogEntry::Records(rs) => rs.iter().for_each(|r| self.group_changed(r.group_id())),
             LogEntry::Topics(_) => self.all_changed = true,
+            LogEntry::Scram(_) => {}
         }
     }
 
