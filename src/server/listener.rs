@@ -273,7 +273,11 @@ async fn serve(
         && let Some(cert) = tls.get_ref().1.peer_certificates().and_then(|c| c.first())
     {
         match subject_dn(cert) {
-            Ok(dn) => connection.set_principal(Principal::user(&dn)),
+            Ok(dn) => {
+                let principal = Principal::user(&dn);
+                debug!(%peer, listener = %endpoint.name, %principal, "authenticated by client certificate");
+                connection.set_principal(principal);
+            }
             Err(e) => {
                 endpoint.log_refused(
                     peer,
