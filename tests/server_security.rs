@@ -29,7 +29,7 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 /// Server options from Kafka-style properties (listeners on ephemeral ports).
-fn options(dir: &PathBuf, certs_dir: &std::path::Path) -> ServeOptions {
+fn options(dir: &std::path::Path, certs_dir: &std::path::Path) -> ServeOptions {
     let text = format!(
         "listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0\n\
          advertised.listeners=SASL_PLAINTEXT://sasl.example:0\n\
@@ -49,7 +49,7 @@ fn options(dir: &PathBuf, certs_dir: &std::path::Path) -> ServeOptions {
         parsed.listeners.ignored,
         vec!["log.retention.hours".to_string()]
     );
-    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.to_path_buf());
     o.listeners = parsed.listeners.listeners;
     o.coordinator = parsed.coordinator;
     // A snapshot after every batch: credentials must survive compaction too.
