@@ -24,6 +24,7 @@ fn main() -> std::process::ExitCode {
 mod native {
 
     use std::collections::BTreeMap;
+    use std::io::Write;
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::process::ExitCode;
@@ -380,9 +381,13 @@ mod native {
                         Ok(h) => {
                             // Machine-readable start line (tests and scripts read the bound port).
                             println!("groupcoord listening on {}", h.addr);
+                            // Best effort: a caller may stop reading after the first line.
+                            let mut out = std::io::stdout();
                             for (name, protocol, addr) in &h.listeners {
-                                println!("groupcoord listener {name} {protocol} {addr}");
+                                let _ =
+                                    writeln!(out, "groupcoord listener {name} {protocol} {addr}");
                             }
+                            let _ = out.flush();
                             if let Some(a) = h.http_addr {
                                 println!("groupcoord http on http://{a}/");
                             }
