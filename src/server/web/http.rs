@@ -1,9 +1,9 @@
 //! The web side: static files from `www/`, the live view (`/api/groups`, `/api/events` SSE),
 //! `/metrics`, `/healthz` and `/readyz`.
 //!
-//! Access ([`access`]): the Host header must name a loopback host or an IP address (a page on
-//! another domain that resolves to this machine, DNS rebinding, is refused), and clients that
-//! are not on loopback must present the bearer token (`--http-token` /
+//! Access ([`access`]): without the token the Host header must name a loopback host or an IP
+//! address (a page on another domain that resolves to this machine, DNS rebinding, is refused),
+//! and clients that are not on loopback must present the bearer token (`--http-token` /
 //! `groupcoord.http.token`: `Authorization: Bearer <token>` or `?token=<token>`); without a
 //! token the view serves loopback clients only (and `serve` refuses to bind it elsewhere).
 //! `/healthz` and `/readyz` reveal nothing and need no token.
@@ -101,6 +101,17 @@ pub fn access(
     bearer: Option<&str>,
     token: Option<&str>,
 ) -> Result<(), Refused> {
+    let token_ok = match (token, bearer) {
+        (Some(t), Some(b)) => {
+            t.len() == b.len() && t.bytes().zip(b.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
+        }
+        _ => false,
+    };
+    // A page that rebinds a name to this machine cannot know the token: with it, any host name
+    // (a deployment behind DNS) is served.
+    if token_ok {
+        return Ok(());
+    }
     let host = host.ok_or(Refused::Host)?;
     // Strip the port: "[::1]:8080", "127.0.0.1:8080", "localhost".
     let name = if let Some(rest) = host.strip_prefix('[') {
@@ -124,15 +135,7 @@ pub fn access(
     if path == "/healthz" || path == "/readyz" || loopback {
         return Ok(());
     }
-    match (token, bearer) {
-        (Some(t), Some(b))
-            if t.len() == b.len()
-                && t.bytes().zip(b.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0 =>
-        {
-            Ok(())
-        }
-        _ => Err(Refused::Token),
-    }
+    Err(Refused::Token)
 }
 
 async fn guard(
@@ -334,6 +337,21 @@ mod tests {
         assert_eq!(
             access("/", Some("10.0.0.1"), false, Some("x"), None),
             Err(Refused::Token)
+        );
+        // With the token, a DNS name is fine (a rebinding page cannot know it).
+        assert_eq!(
+            access(
+                "/",
+                Some("groupcoord.example"),
+                false,
+                Some("0123456789abcdef"),
+                t
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            access("/", Some("groupcoord.example"), true, None, t),
+            Err(Refused::Host)
         );
         // Health checks need no token.
         assert_eq!(access("/healthz", Some("10.0.0.1"), false, None, t), Ok(()));
