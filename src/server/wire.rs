@@ -87,6 +87,10 @@ kafka_enums! {
     IncrementalAlterConfigs(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
     ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     ConsumerGroupDescribe(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+    SaslHandshake(SaslHandshakeRequest, SaslHandshakeResponse),
+    SaslAuthenticate(SaslAuthenticateRequest, SaslAuthenticateResponse),
+    DescribeUserScramCredentials(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
+    AlterUserScramCredentials(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -124,6 +128,11 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::IncrementalAlterConfigs as i16, 0, 1),
     (ApiKey::ConsumerGroupHeartbeat as i16, 0, 1), // docs/consumer-protocol.md §K1
     (ApiKey::ConsumerGroupDescribe as i16, 0, 1),
+    // Authentication (issue 16): answered by the connection's SASL exchange.
+    (ApiKey::SaslHandshake as i16, 0, 1),
+    (ApiKey::SaslAuthenticate as i16, 0, 2),
+    (ApiKey::DescribeUserScramCredentials as i16, 0, 0),
+    (ApiKey::AlterUserScramCredentials as i16, 0, 0),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,

@@ -49,8 +49,11 @@ use crate::coordinator::{
 };
 use crate::server::acl::{Authorizer, Operation, ResourceType};
 use crate::server::peer::Peer;
-use crate::server::storage::log::{LogEntry, TopicChange};
+use crate::server::security::admin as scram_admin;
+use crate::server::security::scram::ScramCredentials;
+use crate::server::storage::log::{LogEntry, ScramChange, TopicChange};
 use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
+use std::sync::{Arc, RwLock};
 
 fn s(v: impl Into<String>) -> StrBytes {
     StrBytes::from_string(v.into())
@@ -99,6 +102,12 @@ pub struct State {
     pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
     /// The group overrides of the properties file (the dynamic ones apply on top).
     static_group_overrides: BTreeMap<String, crate::config::GroupConfig>,
+    /// SCRAM credentials, replayed from the log; shared with the connections' SASL exchanges
+    /// (which only read them).
+    pub scram: Arc<RwLock<ScramCredentials>>,
+    /// Advertised (host, port) per listener name; a listener not named here advertises
+    /// `host`/`port`.
+    pub advertised: BTreeMap<String, (String, i32)>,
 }
 
 /// The result of one request.
@@ -124,7 +133,23 @@ impl State {
             authorizer: Authorizer::default(),
             topic_defaults: TopicDefaults::default(),
             group_configs: BTreeMap::new(),
+            scram: Arc::default(),
+            advertised: BTreeMap::new(),
         }
+    }
+
+    /// The address advertised to a client of `peer`'s listener.
+    fn endpoint(&self, peer: &Peer) -> (&str, i32) {
+        match self.advertised.get(&*peer.listener) {
+            Some((h, p)) => (h.as_str(), *p),
+            None => (self.host.as_str(), self.port),
+        }
+    }
+
+    /// Apply SCRAM credential changes (replay and live path).
+    pub fn apply_scram(&mut self, changes: &[ScramChange]) {
+        let mut creds = self.scram.write().unwrap_or_else(|e| e.into_inner());
+        changes.iter().for_each(|c| c.apply(&mut creds));
     }
 
     /// After the log was replayed: the data plane is in memory and empty, so every partition's
@@ -290,16 +315,37 @@ impl State {
                 RequestKind::ConsumerGroupDescribe(r) => {
                     ResponseKind::ConsumerGroupDescribe(self.consumer_group_describe(v, r))
                 }
+                // Answered by the connection (its SASL exchange); here only after it.
+                RequestKind::SaslHandshake(_) | RequestKind::SaslAuthenticate(_) => {
+                    match crate::server::security::sasl::after_authentication(h) {
+                        Some(r) => r,
+                        None => unreachable!("keys 17 and 36"),
+                    }
+                }
+                RequestKind::DescribeUserScramCredentials(r) => {
+                    let creds = self.scram.read().unwrap_or_else(|e| e.into_inner());
+                    ResponseKind::DescribeUserScramCredentials(scram_admin::describe(&creds, r))
+                }
+                RequestKind::AlterUserScramCredentials(r) => {
+                    let (resp, changes) = {
+                        let creds = self.scram.read().unwrap_or_else(|e| e.into_inner());
+                        scram_admin::alter(&creds, r)
+                    };
+                    if !changes.is_empty() {
+                        self.apply_scram(&changes);
+                        entries.push(LogEntry::Scram(changes));
+                    }
+                    ResponseKind::AlterUserScramCredentials(resp)
+                }
                 RequestKind::Metadata(r) => {
                     ResponseKind::Metadata(self.metadata(peer, v, r, &mut entries))
                 }
-                RequestKind::FindCoordinator(r) => ResponseKind::FindCoordinator(find_coordinator(
-                    &self.host,
-                    self.port,
-                    v,
-                    r,
-                    |g| self.allowed(peer, Operation::Describe, ResourceType::Group, g),
-                )),
+                RequestKind::FindCoordinator(r) => {
+                    let (host, port) = self.endpoint(peer);
+                    ResponseKind::FindCoordinator(find_coordinator(host, port, v, r, |g| {
+                        self.allowed(peer, Operation::Describe, ResourceType::Group, g)
+                    }))
+                }
                 RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(peer, r)),
                 RequestKind::DescribeGroups(r) => {
                     ResponseKind::DescribeGroups(self.describe_groups(peer, v, r))
@@ -393,9 +439,10 @@ impl State {
     ) -> MetadataResponse {
         let mut resp = MetadataResponse::default();
         let mut b = MetadataResponseBroker::default();
+        let (host, port) = self.endpoint(peer);
         b.node_id = BrokerId(0);
-        b.host = s(self.host.clone());
-        b.port = self.port;
+        b.host = s(host);
+        b.port = port;
         resp.brokers = vec![b];
         if v >= 2 {
             resp.cluster_id = Some(s("groupcoord"));
@@ -1014,7 +1061,7 @@ impl State {
         entries.iter().any(|e| match e {
             LogEntry::Records(rs) => rs.iter().any(|r| !matches!(r, Record::OffsetCommit { .. })),
             LogEntry::Topics(_) | LogEntry::GroupConfigs(_) => true,
-            LogEntry::Acls(_) => false,
+            LogEntry::Acls(_) | LogEntry::Scram(_) => false,
         })
     }
 }
