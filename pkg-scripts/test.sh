@@ -33,6 +33,7 @@ run_suite native-tests cargo test --locked
 if [ -z "${QUICK:-}" ]; then
   run_suite wasm-browser-and-e2e pkg-scripts/test-wasm.sh
   run_suite real-client-smoke env SKIP_RUST=1 pkg-scripts/test-server.sh
+  run_suite security-interop pkg-scripts/interop-security.sh
   run_suite kafka-streams-interop pkg-scripts/interop-streams.sh --short
   # Every real consumer client in classic groups against groupcoord (issue 12), 10,000 records each.
   # --wait 90: every wait is event-driven; the bound only matters when a JVM start is slow.

@@ -192,6 +192,9 @@ pub struct ParsedConfig {
     pub coordinator: CoordinatorConfig,
     /// The socket server's keys.
     pub server: ServerKeys,
+    /// Listeners, TLS, SASL, `log.dirs`, `num.partitions` and the Kafka keys that do not apply
+    /// ([`crate::security_config`]); filled by [`build_all`].
+    pub listeners: crate::security_config::ListenersConfig,
 }
 
 /// The broker keys of spec §7 (plus `group.coordinator.rebalance.protocols` and
@@ -587,6 +590,10 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
             }
             _ => {
                 let Some((gid, gk)) = split_group_key(k) else {
+                    // Listeners, TLS, SASL and Kafka keys that do not apply: security_config.
+                    if crate::security_config::accepts(k) {
+                        continue;
+                    }
                     return Err(err(k, "unknown config key"));
                 };
                 let g = groups.entry(gid.to_string()).or_default();
@@ -614,7 +621,45 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
     Ok(ParsedConfig {
         coordinator: c,
         server: s,
+        listeners: Default::default(),
     })
+}
+
+// ---- Listeners and security (issue 16, authentication half) ---------------------------------
+
+/// [`build`] plus the listener and security keys, reporting every bad key at once (start-up
+/// names all of them, not one per start). A key [`build`] refuses is reported and left out
+/// while the others are checked again, so each invalid or misspelled key appears once.
+pub fn build_all(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, Vec<ConfigError>> {
+    let mut errors = Vec::new();
+    let mut left = entries.clone();
+    let parsed = loop {
+        match build(&left) {
+            Ok(p) => break Some(p),
+            Err(e) => {
+                let known = left.remove(&e.key).is_some();
+                errors.push(e);
+                if !known {
+                    // A cross-key rule on a key that was not given: nothing left to drop.
+                    break None;
+                }
+            }
+        }
+    };
+    let listeners = match crate::security_config::build(entries) {
+        Ok(l) => Some(l),
+        Err(mut e) => {
+            errors.append(&mut e);
+            None
+        }
+    };
+    match (parsed, listeners) {
+        (Some(mut p), Some(l)) if errors.is_empty() => {
+            p.listeners = l;
+            Ok(p)
+        }
+        _ => Err(errors),
+    }
 }
 
 /// Apply one group-level key (`gk`, named `k` in errors) to an override set.

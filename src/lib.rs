@@ -99,6 +99,7 @@ pub mod error;
 pub mod protocol;
 pub mod records;
 pub mod scenario;
+pub mod security_config;
 pub mod sim;
 pub mod topic;
 pub mod topology;

@@ -24,6 +24,7 @@ fn main() -> std::process::ExitCode {
 mod native {
 
     use std::collections::BTreeMap;
+    use std::io::Write;
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::process::ExitCode;
@@ -66,6 +67,17 @@ mod native {
             #[command(subcommand)]
             which: LogCmd,
         },
+        /// Prepare a data directory before the first start, as Kafka's `kafka-storage format`:
+        /// `storage format --data-dir DIR --add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]'`.
+        Storage {
+            #[command(subcommand)]
+            which: StorageCmd,
+        },
+        /// Developer helpers.
+        Dev {
+            #[command(subcommand)]
+            which: DevCmd,
+        },
         /// Run scenario files (tests/scenarios/*.txt format) against the pure coordinator.
         Scenario {
             /// Scenario files.
@@ -81,6 +93,38 @@ mod native {
             /// First seed.
             #[arg(long, default_value_t = 0)]
             start: u64,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum StorageCmd {
+        /// Write SCRAM credentials into a new data directory (refused if it already holds a
+        /// log: add users to a running server with AlterUserScramCredentials, e.g.
+        /// `kafka-configs --alter --entity-type users --add-config 'SCRAM-SHA-512=[password=...]'`).
+        Format {
+            #[arg(long)]
+            data_dir: Option<PathBuf>,
+            /// Kafka-style properties file; its `log.dirs` is the data directory when
+            /// --data-dir is not given.
+            #[arg(long = "config", value_name = "FILE")]
+            config: Option<PathBuf>,
+            /// `MECHANISM=[name=USER,password=PASSWORD(,iterations=N)]` (repeatable), as
+            /// kafka-storage format's --add-scram.
+            #[arg(long = "add-scram", value_name = "CREDENTIAL")]
+            add_scram: Vec<String>,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum DevCmd {
+        /// Generate throwaway TLS certificates (a CA, a server certificate for localhost /
+        /// 127.0.0.1 and a client certificate CN=client,OU=test,O=groupcoord) into DIR.
+        Certs {
+            #[arg(long)]
+            out: PathBuf,
+            /// An extra host name for the server certificate.
+            #[arg(long, default_value = "localhost")]
+            host: String,
         },
     }
 
@@ -128,12 +172,13 @@ mod native {
 
     #[derive(Args)]
     struct ServeArgs {
-        /// Kafka listener address.
-        #[arg(long, default_value = "127.0.0.1:9092")]
-        listen: SocketAddr,
-        /// Directory of the durable log.
-        #[arg(long, default_value = "./data")]
-        data_dir: PathBuf,
+        /// One PLAINTEXT listener on HOST:PORT (host names allowed). Without it the listeners
+        /// come from the config's `listeners`, else 127.0.0.1:9092.
+        #[arg(long)]
+        listen: Option<String>,
+        /// Directory of the durable log (default: the config's `log.dirs`, else ./data).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
         /// Create a topic at start-up if missing: NAME:PARTITIONS (repeatable).
         #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
         topics: Vec<String>,
@@ -143,9 +188,15 @@ mod native {
         /// Override a config key: key=value (repeatable; wins over --config).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Serve the web view (www/, /api/groups, /api/events, /metrics) on this address.
-        #[arg(long)]
+        /// Serve the web view (www/, /api/groups, /api/events, /metrics, /healthz, /readyz) on
+        /// this address (default 127.0.0.1:8080 when given without one). Beyond loopback it
+        /// needs --http-token.
+        #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
         http: Option<SocketAddr>,
+        /// Bearer token the web view requires from clients beyond loopback (also
+        /// `groupcoord.http.token`).
+        #[arg(long)]
+        http_token: Option<String>,
         /// Directory served by --http.
         #[arg(long, default_value = "www")]
         www: PathBuf,
@@ -162,19 +213,57 @@ mod native {
         ExitCode::from(2)
     }
 
-    fn build_options(a: &ServeArgs) -> Result<ServeOptions, String> {
+    /// The properties file plus `--set`, validated: every bad key is reported at once.
+    fn read_config(
+        config: Option<&PathBuf>,
+        set: &[String],
+    ) -> Result<config_keys::ParsedConfig, String> {
         let mut entries = BTreeMap::new();
-        if let Some(path) = &a.config {
+        if let Some(path) = config {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             entries = config_keys::parse_properties(&text)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
-        for s in &a.set {
+        for s in set {
             let (k, v) = config_keys::parse_assignment(s).map_err(|e| format!("--set {e}"))?;
             entries.insert(k, v);
         }
-        let parsed = config_keys::build(&entries).map_err(|e| e.to_string())?;
+        let parsed = config_keys::build_all(&entries).map_err(|errors| {
+            let lines: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+            format!(
+                "{} configuration error{}:\n{}",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                lines.join("\n")
+            )
+        })?;
+        if !parsed.listeners.ignored.is_empty() {
+            tracing::warn!(
+                "Kafka keys that do not apply to groupcoord (ignored): {}",
+                parsed.listeners.ignored.join(", ")
+            );
+        }
+        Ok(parsed)
+    }
+
+    /// `host:port` with a host name allowed (IPv4 preferred, as clients on 127.0.0.1 expect).
+    fn resolve_listen(s: &str) -> Result<SocketAddr, String> {
+        use std::net::ToSocketAddrs;
+        let addrs: Vec<SocketAddr> = s
+            .to_socket_addrs()
+            .map_err(|e| format!("--listen `{s}`: {e} (expected HOST:PORT)"))?
+            .collect();
+        addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+            .ok_or_else(|| format!("--listen `{s}`: resolves to no address"))
+    }
+
+    fn build_options(a: &ServeArgs) -> Result<ServeOptions, String> {
+        let parsed = read_config(a.config.as_ref(), &a.set)?;
         let mut topics = Vec::new();
         for t in &a.topics {
             let (name, parts) = t
@@ -190,7 +279,22 @@ mod native {
             }
             topics.push((name.to_string(), parts));
         }
-        let mut o = ServeOptions::new(a.listen, a.data_dir.clone());
+        let data_dir = a
+            .data_dir
+            .clone()
+            .or_else(|| parsed.listeners.data_dir.as_ref().map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("./data"));
+        let listen = match &a.listen {
+            Some(l) => resolve_listen(l)?,
+            None => "127.0.0.1:9092".parse().expect("valid address"),
+        };
+        let mut o = ServeOptions::new(listen, data_dir);
+        if a.listen.is_none() {
+            o.listeners = parsed.listeners.listeners.clone();
+        } else if !parsed.listeners.listeners.is_empty() {
+            tracing::warn!("--listen given: the config's `listeners` are not used");
+        }
+        o.http_token = a.http_token.clone().or(parsed.listeners.http_token.clone());
         o.topics = topics;
         o.coordinator = parsed.coordinator;
         o.server = parsed.server;
@@ -277,6 +381,13 @@ mod native {
                         Ok(h) => {
                             // Machine-readable start line (tests and scripts read the bound port).
                             println!("groupcoord listening on {}", h.addr);
+                            // Best effort: a caller may stop reading after the first line.
+                            let mut out = std::io::stdout();
+                            for (name, protocol, addr) in &h.listeners {
+                                let _ =
+                                    writeln!(out, "groupcoord listener {name} {protocol} {addr}");
+                            }
+                            let _ = out.flush();
                             if let Some(a) = h.http_addr {
                                 println!("groupcoord http on http://{a}/");
                             }
@@ -364,6 +475,45 @@ mod native {
                 }
                 Err(e) => {
                     eprintln!("groupcoord log truncate-after: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            Cmd::Storage {
+                which:
+                    StorageCmd::Format {
+                        data_dir,
+                        config,
+                        add_scram,
+                    },
+            } => {
+                let dir = match read_config(config.as_ref(), &[]) {
+                    Ok(p) => data_dir
+                        .or_else(|| p.listeners.data_dir.map(PathBuf::from))
+                        .unwrap_or_else(|| PathBuf::from("./data")),
+                    Err(e) => return config_error(e),
+                };
+                match server::storage::format::format(&dir, &add_scram) {
+                    Ok(msg) => {
+                        println!("{msg}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("groupcoord storage format: {e}");
+                        ExitCode::from(1)
+                    }
+                }
+            }
+            Cmd::Dev {
+                which: DevCmd::Certs { out, host },
+            } => match server::security::certs::write(&out, &host) {
+                Ok(files) => {
+                    for f in files {
+                        println!("{f}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord dev certs: {e}");
                     ExitCode::from(1)
                 }
             },

@@ -8,10 +8,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    get_as(addr, path, "localhost").await
+}
+
+async fn get_as(addr: std::net::SocketAddr, path: &str, host: &str) -> String {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
     let mut out = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
         .await
@@ -44,6 +50,17 @@ async fn web_view_with_demo_group() {
         "{index}"
     );
     assert!(get(http, "/../etc/passwd").await.starts_with("HTTP/1.1 4"));
+    // DNS rebinding: a page on another domain that resolves here is refused.
+    let rebound = get_as(http, "/api/groups", "evil.example:8080").await;
+    assert!(rebound.starts_with("HTTP/1.1 403"), "{rebound}");
+    let ip = get_as(http, "/api/groups", &http.to_string()).await;
+    assert!(ip.starts_with("HTTP/1.1 200"), "{ip}");
+    assert!(get(http, "/healthz").await.starts_with("HTTP/1.1 200"));
+    let ready = get(http, "/readyz").await;
+    assert!(
+        ready.starts_with("HTTP/1.1 200") && ready.contains("ready"),
+        "{ready}"
+    );
     assert!(get(http, "/missing.js").await.starts_with("HTTP/1.1 404"));
     // The demo group shows up in the live view.
     let mut found = false;
@@ -59,9 +76,11 @@ async fn web_view_with_demo_group() {
     assert!(found, "demo group with 3 members in /api/groups");
     // SSE: the stream starts with the current snapshot.
     let mut s = TcpStream::connect(http).await.unwrap();
-    s.write_all(b"GET /api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
-        .await
-        .unwrap();
+    s.write_all(
+        b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n",
+    )
+    .await
+    .unwrap();
     let mut buf = vec![0u8; 65536];
     let mut got = String::new();
     for _ in 0..20 {

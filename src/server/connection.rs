@@ -10,16 +10,16 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
-use tracing::{debug, error, warn};
+use tracing::{debug, error, info, warn};
 
 use super::frame::{Frame, FrameReader, IDLE_BUFFER, ReadError, Reservation};
 use super::kafka::{self, data_plane};
+use super::listener::Endpoint;
 use super::owner::{Job, Reply};
-use super::peer::Peer;
+use super::peer::{Peer, Principal};
+use super::security::sasl::{self, Authenticator};
 use super::wire::{self, Decoded, Header, Req, RequestKind, Resp, ResponseKind};
 use super::{ServeOptions, Shared};
 
@@ -51,24 +51,59 @@ pub struct Connection {
     idle: Duration,
     max_frame: usize,
     max_inflight: usize,
+    /// The listener the connection came in on.
+    endpoint: Arc<Endpoint>,
+    /// The SASL exchange, while the client of a SASL listener is not authenticated yet.
+    sasl: Option<Authenticator>,
 }
 
 impl Connection {
-    pub fn new(peer: SocketAddr, shared: Arc<Shared>, opts: &ServeOptions) -> Connection {
+    pub fn new(
+        peer: SocketAddr,
+        shared: Arc<Shared>,
+        opts: &ServeOptions,
+        endpoint: Arc<Endpoint>,
+    ) -> Connection {
+        let sasl = endpoint.sasl.as_ref().map(|settings| {
+            Authenticator::new(
+                settings.clone(),
+                shared.scram.clone(),
+                shared.streams_enabled,
+            )
+        });
         Connection {
             peer,
-            peer_id: Arc::new(Peer::anonymous(&peer.ip().to_string())),
+            peer_id: Arc::new(Peer::on_listener(&peer.ip().to_string(), &endpoint.name)),
             shared,
             idle: Duration::from_millis(opts.server.connections_max_idle_ms.max(1) as u64),
             max_frame: opts.server.socket_request_max_bytes.max(0) as usize,
             max_inflight: opts.max_inflight_per_connection.max(1),
+            endpoint,
+            sasl,
         }
     }
 
+    /// The client's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Authenticated by the transport (a TLS client certificate).
+    pub fn set_principal(&mut self, principal: Principal) {
+        self.peer_id = Arc::new(self.peer_id.authenticated(principal));
+    }
+
     /// Serve the connection until the peer closes it, it idles out, a frame is bad, or shutdown.
-    pub async fn run(self, stream: TcpStream, mut shutdown: watch::Receiver<bool>) {
-        let (rd, wr) = stream.into_split();
+    pub async fn run<R, W>(mut self, rd: R, wr: W, mut shutdown: watch::Receiver<bool>)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let mut frames = FrameReader::new(rd, self.max_frame, self.shared.request_memory.clone());
+        if self.sasl.is_some() {
+            // Kafka's sasl.server.max.receive.size: small frames until authenticated.
+            frames.set_max_frame(sasl::MAX_RECEIVE_BEFORE_AUTH.min(self.max_frame));
+        }
         let (slot_tx, slot_rx) = mpsc::channel::<Slot>(self.max_inflight);
         let (gone_tx, gone_rx) = watch::channel(false);
         let writer = tokio::spawn(write_responses(wr, slot_rx, gone_rx));
@@ -95,6 +130,28 @@ impl Connection {
                         break 'conn;
                     }
                 };
+                if self.sasl.is_some() {
+                    // Before authentication every frame belongs to the SASL exchange (the
+                    // batch is empty: nothing reaches the owner until then).
+                    let (slot, open) = self.authenticate(frame);
+                    if let Some(slot) = slot
+                        && slot_tx.send(slot).await.is_err()
+                    {
+                        break 'conn;
+                    }
+                    if !open {
+                        break 'conn;
+                    }
+                    if self.sasl.is_none() {
+                        frames.set_max_frame(self.max_frame);
+                    }
+                    next = match frames.try_frame() {
+                        Ok(Some(f)) => Ok(f),
+                        Ok(None) => break,
+                        Err(e) => Err(e),
+                    };
+                    continue;
+                }
                 let Some(local) = self.dispatch(frame, &mut batch) else {
                     break 'conn;
                 };
@@ -124,12 +181,44 @@ impl Connection {
         let _ = writer.await;
     }
 
+    /// One frame of the SASL exchange: the slot to write (if any) and whether the connection
+    /// stays open.
+    fn authenticate(&mut self, frame: Frame) -> (Option<Slot>, bool) {
+        let Some(auth) = self.sasl.as_mut() else {
+            return (None, true);
+        };
+        let slot = |b: Bytes| Slot {
+            response: Pending::Ready(b),
+            _reservations: vec![],
+        };
+        match auth.on_frame(frame.body) {
+            sasl::Outcome::Reply(b) => (Some(slot(b)), true),
+            sasl::Outcome::Authenticated { reply, principal } => {
+                debug!(peer = %self.peer, listener = %self.endpoint.name, %principal, "authenticated");
+                self.sasl = None;
+                self.set_principal(principal);
+                (Some(slot(reply)), true)
+            }
+            sasl::Outcome::Fail { reply, reason } => {
+                info!(peer = %self.peer, listener = %self.endpoint.name, "failed authentication: {reason}");
+                (reply.map(slot), false)
+            }
+        }
+    }
+
     fn closed(&self, e: ReadError) {
         match e {
             ReadError::Closed { mid_frame: true } => {
                 debug!(peer = %self.peer, "connection closed mid-frame")
             }
             ReadError::Closed { mid_frame: false } => {}
+            ReadError::BadLength { declared, .. } if (declared as u32) >> 16 == 0x1603 => {
+                // 0x16 0x03: a TLS record, i.e. a TLS client on a plaintext listener.
+                self.endpoint.log_refused(
+                    self.peer,
+                    "TLS client on a plaintext listener (a TLS handshake instead of a Kafka request)",
+                );
+            }
             ReadError::BadLength { declared, max } => {
                 warn!(peer = %self.peer, size = declared, max, "request frame size invalid or larger than socket.request.max.bytes; closing connection");
                 self.shared.metrics.closed_bad_frames.fetch_add(1, Relaxed);
@@ -186,8 +275,8 @@ impl Connection {
             Decoded::Request(h, Req::Kafka(RequestKind::FindCoordinator(r)))
                 if !shared.authorize =>
             {
-                let resp =
-                    kafka::find_coordinator(&shared.host, shared.port, h.api_version, &r, |_| true);
+                let (host, port) = &self.endpoint.advertised;
+                let resp = kafka::find_coordinator(host, *port, h.api_version, &r, |_| true);
                 ready(
                     &h,
                     Resp::Kafka(ResponseKind::FindCoordinator(resp)),
@@ -264,8 +353,8 @@ struct Batch {
 
 /// The write side: slots in order; flush when nothing else is queued. The output buffer is
 /// allocated while there is something to write and dropped when the connection goes idle.
-async fn write_responses(
-    mut wr: OwnedWriteHalf,
+async fn write_responses<W: AsyncWrite + Unpin>(
+    mut wr: W,
     mut slots: mpsc::Receiver<Slot>,
     mut gone: watch::Receiver<bool>,
 ) {
@@ -314,7 +403,7 @@ async fn write_responses(
     let _ = flush(&mut wr, &mut out).await;
 }
 
-async fn flush(wr: &mut OwnedWriteHalf, out: &mut BytesMut) -> bool {
+async fn flush<W: AsyncWrite + Unpin>(wr: &mut W, out: &mut BytesMut) -> bool {
     if !out.is_empty() && wr.write_all(out).await.is_err() {
         return false;
     }

@@ -199,6 +199,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
+    /// Lower (or restore) the largest frame accepted; never above the limit given to
+    /// [`FrameReader::new`] (the connection's budget is sized for that one).
+    pub fn set_max_frame(&mut self, max: usize) {
+        let limit = self.connection_budget.limit().max(4) - 4;
+        self.max_frame = max.min(limit);
+    }
+
     /// Bytes received and not yet returned as frames.
     #[cfg(test)]
     pub fn buffered(&self) -> usize {

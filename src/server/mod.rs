@@ -24,14 +24,15 @@ mod codec88;
 mod commit;
 mod connection;
 mod frame;
-mod kafka;
+pub mod kafka;
 mod listener;
 mod owner;
-mod peer;
+pub mod peer;
+pub mod security;
 pub mod storage;
 pub mod tools;
 mod web;
-mod wire;
+pub mod wire;
 
 pub use wire::SUPPORTED;
 
@@ -49,6 +50,7 @@ use tracing::{error, info};
 use crate::config::CoordinatorConfig;
 use crate::config_keys::ServerKeys;
 use crate::coordinator::Coordinator;
+use crate::security_config::{Endpoint, ListenerConfig, SecurityProtocol};
 use crate::types::Millis;
 
 use self::commit::{CommitError, Committer};
@@ -73,8 +75,14 @@ pub fn now_ms() -> Millis {
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// Where the Kafka protocol listens (port 0 picks a free port).
+    /// The PLAINTEXT listener when `listeners` is empty (`--listen`; port 0 picks a free port).
     pub listen: SocketAddr,
+    /// Kafka's `listeners` (with their advertised addresses, TLS and SASL settings); when
+    /// empty, one PLAINTEXT listener on `listen`.
+    pub listeners: Vec<ListenerConfig>,
+    /// Bearer token the web view requires from clients that are not on loopback
+    /// (`--http-token`, `groupcoord.http.token`).
+    pub http_token: Option<String>,
     /// The log's directory (created if missing; locked while the server runs).
     pub data_dir: PathBuf,
     /// Topics to create at start-up if they do not exist: (name, partitions).
@@ -106,6 +114,8 @@ impl ServeOptions {
     pub fn new(listen: SocketAddr, data_dir: PathBuf) -> ServeOptions {
         ServeOptions {
             listen,
+            listeners: Vec::new(),
+            http_token: None,
             data_dir,
             topics: Vec::new(),
             coordinator: CoordinatorConfig::default(),
@@ -135,9 +145,8 @@ pub(crate) struct Shared {
     /// An authorizer is configured: every request but ApiVersions goes to the owner, which
     /// holds the ACLs.
     pub authorize: bool,
-    /// The advertised address (this server is node 0).
-    pub host: String,
-    pub port: i32,
+    /// SCRAM credentials (the owner's state writes them, SASL exchanges read them).
+    pub scram: Arc<std::sync::RwLock<security::scram::ScramCredentials>>,
 }
 
 impl Shared {
@@ -166,8 +175,10 @@ pub enum ServerError {
 
 /// A running server.
 pub struct ServerHandle {
-    /// The Kafka listener's address (the real port when `listen` asked for port 0).
+    /// The first listener's bound address (the real port when it asked for port 0).
     pub addr: SocketAddr,
+    /// Every listener: (name, security protocol, bound address).
+    pub listeners: Vec<(String, SecurityProtocol, SocketAddr)>,
     /// The web UI's address, if it was enabled.
     pub http_addr: Option<SocketAddr>,
     pub(crate) shared: Arc<Shared>,
@@ -277,19 +288,125 @@ pub fn decode_request_frame(frame: &[u8]) -> Result<(i16, i16), String> {
     }
 }
 
+/// The listeners of `opts`: `listeners`, or one PLAINTEXT listener on `listen`.
+fn listener_configs(opts: &ServeOptions) -> Vec<ListenerConfig> {
+    if !opts.listeners.is_empty() {
+        return opts.listeners.clone();
+    }
+    let ep = Endpoint {
+        name: "PLAINTEXT".into(),
+        host: opts.listen.ip().to_string(),
+        port: opts.listen.port(),
+    };
+    let advertised = if opts.listen.ip().is_unspecified() {
+        // Never advertise 0.0.0.0: clients could not connect to it.
+        Endpoint {
+            host: String::new(),
+            ..ep.clone()
+        }
+    } else {
+        ep.clone()
+    };
+    vec![ListenerConfig {
+        bind: ep,
+        protocol: SecurityProtocol::Plaintext,
+        advertised,
+        tls: None,
+        sasl: None,
+    }]
+}
+
+/// The machine's host name (advertised for listeners bound to every interface), as Kafka
+/// advertises the canonical host name.
+fn local_host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// Bind every listener (host names resolved; an empty host binds every interface) and build
+/// its TLS configuration.
+async fn bind_listeners(
+    configs: &[ListenerConfig],
+) -> Result<Vec<(TcpListener, listener::Endpoint)>, StartError> {
+    let mut out = Vec::new();
+    for c in configs {
+        let host = if c.bind.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            c.bind.host.as_str()
+        };
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, c.bind.port))
+            .await
+            .map_err(|e| {
+                StartError::Other(format!("listener {}: cannot resolve {host}: {e}", c.bind))
+            })?
+            .collect();
+        // Prefer IPv4 (localhost resolves to ::1 first on some machines; Kafka clients on
+        // 127.0.0.1 would then miss the listener).
+        let Some(addr) = addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+        else {
+            return Err(StartError::Other(format!(
+                "listener {}: {host} resolves to no address",
+                c.bind
+            )));
+        };
+        let socket = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let bound = socket
+            .local_addr()
+            .map_err(|e| StartError::Other(e.to_string()))?;
+        let tls = match &c.tls {
+            Some(t) => Some(tokio_rustls::TlsAcceptor::from(
+                security::tls::server_config(t)
+                    .map_err(|e| StartError::Other(format!("listener {}: {e}", c.bind.name)))?,
+            )),
+            None => None,
+        };
+        let adv_host = if c.advertised.host.is_empty() {
+            local_host_name()
+        } else {
+            c.advertised.host.clone()
+        };
+        let adv_port = if c.advertised.port == 0 {
+            bound.port()
+        } else {
+            c.advertised.port
+        };
+        out.push((
+            socket,
+            listener::Endpoint::new(
+                c.bind.name.clone(),
+                c.protocol,
+                bound,
+                (adv_host, adv_port as i32),
+                tls,
+                c.sasl.clone().map(Arc::new),
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 /// Load the log, bind, and run the server in the background.
 pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
-    let listener = TcpListener::bind(opts.listen)
-        .await
-        .map_err(|source| StartError::Bind {
-            addr: opts.listen,
-            source,
-        })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| StartError::Other(e.to_string()))?;
+    let bound = bind_listeners(&listener_configs(&opts)).await?;
+    let addr = bound[0].1.bound;
+    let (host, port) = bound[0].1.advertised.clone();
     let coord = Coordinator::new(opts.coordinator.clone());
-    let mut state = State::new(coord, addr.ip().to_string(), addr.port() as i32);
+    let mut state = State::new(coord, host, port);
+    state.advertised = bound
+        .iter()
+        .map(|(_, e)| (e.name.clone(), e.advertised.clone()))
+        .collect();
     state.authorizer = acl::Authorizer::new(&opts.server.authorizer);
     state.topic_defaults = opts.server.topic_defaults.clone();
     let mut log = storage::recover(&opts.data_dir, opts.snapshot_bytes, &mut state)?;
@@ -331,8 +448,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         streams_enabled: opts.coordinator.streams_enabled,
         request_memory: MemoryBudget::new(server_budget(&opts.server)),
         authorize: opts.server.authorizer.enabled(),
-        host: addr.ip().to_string(),
-        port: addr.port() as i32,
+        scram: state.scram.clone(),
     });
     shared
         .metrics
@@ -355,14 +471,42 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let owner_thread = owner
         .spawn()
         .map_err(|e| StartError::Other(format!("owner thread: {e}")))?;
-    let acceptor = tokio::spawn(
-        Listener::new(listener, shared.clone(), opts.clone(), shutdown_rx.clone()).run(),
-    );
+    let open = listener::OpenConnections::default();
+    let mut listeners = Vec::new();
+    let mut acceptors = Vec::new();
+    for (socket, endpoint) in bound {
+        info!(
+            listener = %endpoint.name,
+            protocol = %endpoint.protocol,
+            bound = %endpoint.bound,
+            advertised = %format!("{}:{}", endpoint.advertised.0, endpoint.advertised.1),
+            "listening"
+        );
+        listeners.push((endpoint.name.clone(), endpoint.protocol, endpoint.bound));
+        acceptors.push(tokio::spawn(
+            Listener::new(
+                socket,
+                shared.clone(),
+                opts.clone(),
+                shutdown_rx.clone(),
+                Arc::new(endpoint),
+                open.clone(),
+            )
+            .run(),
+        ));
+    }
+    let acceptor = futures::future::join_all(acceptors);
     let http_addr = match opts.http {
         Some(a) => Some(
-            web::http::start(a, shared.clone(), opts.www_dir.clone(), shutdown_rx.clone())
-                .await
-                .map_err(|source| StartError::Bind { addr: a, source })?,
+            web::http::start(
+                a,
+                shared.clone(),
+                opts.www_dir.clone(),
+                opts.http_token.clone(),
+                shutdown_rx.clone(),
+            )
+            .await
+            .map_err(|source| StartError::Bind { addr: a, source })?,
         ),
         None => None,
     };
@@ -401,6 +545,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     });
     Ok(ServerHandle {
         addr,
+        listeners,
         http_addr,
         shared,
         shutdown: shutdown_tx,

@@ -44,6 +44,9 @@ pub struct Peer {
     pub host: Arc<str>,
     /// The authenticated principal, [`Principal::anonymous`] until a listener authenticates.
     pub principal: Principal,
+    /// The name of the listener the connection came in on (`PLAINTEXT`, `SASL_SSL`, ...):
+    /// Metadata and FindCoordinator answer with that listener's advertised address.
+    pub listener: Arc<str>,
 }
 
 impl Peer {
@@ -52,6 +55,23 @@ impl Peer {
         Peer {
             host: Arc::from(host),
             principal: Principal::anonymous(),
+            listener: Arc::from("PLAINTEXT"),
+        }
+    }
+
+    /// An unauthenticated peer at `host` on listener `listener`.
+    pub fn on_listener(host: &str, listener: &str) -> Peer {
+        Peer {
+            listener: Arc::from(listener),
+            ..Peer::anonymous(host)
+        }
+    }
+
+    /// The same peer, authenticated as `principal`.
+    pub fn authenticated(&self, principal: Principal) -> Peer {
+        Peer {
+            principal,
+            ..self.clone()
         }
     }
 }

@@ -25,24 +25,31 @@ macro_rules! kafka_enums {
         /// The kafka-protocol requests this server serves (each variant is named after its
         /// [`ApiKey`]).
         #[derive(Debug)]
-        pub enum RequestKind { $($name($req)),* }
+        pub enum RequestKind { $(#[doc = concat!("A ", stringify!($name), " request.")] $name($req)),* }
         /// Their responses (plus ApiVersions).
         #[derive(Debug)]
-        pub enum ResponseKind { ApiVersions(ApiVersionsResponse), $($name($resp)),* }
+        pub enum ResponseKind {
+            /// An ApiVersions response.
+            ApiVersions(ApiVersionsResponse),
+            $(#[doc = concat!("A ", stringify!($name), " response.")] $name($resp)),*
+        }
 
         impl RequestKind {
+            /// Decode the body of a request with api key `key` at `version`.
             pub fn decode(key: i16, body: &mut Bytes, version: i16) -> Result<RequestKind, String> {
                 match key {
                     $(k if k == ApiKey::$name as i16 => $req::decode(body, version).map(RequestKind::$name).map_err(|e| format!("{e:#}")),)*
                     _ => Err(format!("key {key} is not served")),
                 }
             }
+            /// Append the body at `version` to `buf`.
             pub fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<(), String> {
                 match self { $(RequestKind::$name(r) => r.encode(buf, version).map_err(|e| format!("{e:#}")),)* }
             }
         }
 
         impl ResponseKind {
+            /// Decode the body of a response with api key `key` at `version`.
             pub fn decode(key: i16, body: &mut Bytes, version: i16) -> Result<ResponseKind, String> {
                 match key {
                     k if k == API_VERSIONS_KEY => ApiVersionsResponse::decode(body, version).map(ResponseKind::ApiVersions).map_err(|e| format!("{e:#}")),
@@ -50,6 +57,7 @@ macro_rules! kafka_enums {
                     _ => Err(format!("key {key} is not served")),
                 }
             }
+            /// Append the body at `version` to `buf`.
             pub fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<(), String> {
                 match self {
                     ResponseKind::ApiVersions(r) => r.encode(buf, version).map_err(|e| format!("{e:#}")),
@@ -88,6 +96,10 @@ kafka_enums! {
     IncrementalAlterConfigs(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
     ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     ConsumerGroupDescribe(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+    SaslHandshake(SaslHandshakeRequest, SaslHandshakeResponse),
+    SaslAuthenticate(SaslAuthenticateRequest, SaslAuthenticateResponse),
+    DescribeUserScramCredentials(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
+    AlterUserScramCredentials(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
 }
 
 const API_VERSIONS_KEY: i16 = ApiKey::ApiVersions as i16;
@@ -125,6 +137,11 @@ pub const SUPPORTED: &[(i16, i16, i16)] = &[
     (ApiKey::IncrementalAlterConfigs as i16, 0, 1),
     (ApiKey::ConsumerGroupHeartbeat as i16, 0, 1), // docs/consumer-protocol.md §K1
     (ApiKey::ConsumerGroupDescribe as i16, 0, 1),
+    // Authentication (issue 16): answered by the connection's SASL exchange.
+    (ApiKey::SaslHandshake as i16, 0, 1),
+    (ApiKey::SaslAuthenticate as i16, 0, 2),
+    (ApiKey::DescribeUserScramCredentials as i16, 0, 0),
+    (ApiKey::AlterUserScramCredentials as i16, 0, 0),
     (
         STREAMS_GROUP_HEARTBEAT_KEY,
         STREAMS_MIN_VERSION,
@@ -142,7 +159,7 @@ fn is_streams_key(key: i16) -> bool {
 }
 
 /// The served range of a key.
-pub fn supported(key: i16, streams_enabled: bool) -> Option<(i16, i16)> {
+pub(crate) fn supported(key: i16, streams_enabled: bool) -> Option<(i16, i16)> {
     if !streams_enabled && is_streams_key(key) {
         return None;
     }
@@ -155,9 +172,13 @@ pub fn supported(key: i16, streams_enabled: bool) -> Option<(i16, i16)> {
 /// A parsed request header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
+    /// The request's api key.
     pub api_key: i16,
+    /// Its version.
     pub api_version: i16,
+    /// Echoed in the response.
     pub correlation_id: i32,
+    /// The client's id, if it sent one.
     pub client_id: Option<String>,
 }
 
@@ -165,9 +186,13 @@ pub struct Header {
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Req {
+    /// ApiVersions (answered by the connection itself).
     ApiVersions(ApiVersionsRequest),
+    /// Any other key served through kafka-protocol.
     Kafka(RequestKind),
+    /// StreamsGroupHeartbeat (key 88, the core's codec).
     Heartbeat(StreamsGroupHeartbeatRequest),
+    /// StreamsGroupDescribe (key 89, the core's codec).
     Describe(StreamsGroupDescribeRequest),
 }
 
@@ -175,8 +200,11 @@ pub enum Req {
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Resp {
+    /// A response of a key served through kafka-protocol.
     Kafka(ResponseKind),
+    /// A StreamsGroupHeartbeat response.
     Heartbeat(StreamsGroupHeartbeatResponse),
+    /// A StreamsGroupDescribe response.
     Describe(StreamsGroupDescribeResponse),
     /// A JoinGroup or SyncGroup answered later (completed by another member's request or a
     /// timer): the owner parks the request under this token until
@@ -185,7 +213,7 @@ pub enum Resp {
 }
 
 /// Whether a request's answer may be deferred (JoinGroup and SyncGroup).
-pub fn may_defer(req: &Req) -> bool {
+pub(crate) fn may_defer(req: &Req) -> bool {
     matches!(
         req,
         Req::Kafka(RequestKind::JoinGroup(_) | RequestKind::SyncGroup(_))
@@ -196,6 +224,7 @@ pub fn may_defer(req: &Req) -> bool {
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Decoded {
+    /// A request the server handles.
     Request(Header, Req),
     /// ApiVersions of a version we do not serve: answer v0 + error 35 + the full table.
     ApiVersionsUnsupported(Header),
@@ -231,7 +260,7 @@ fn response_header_version(key: i16, version: i16) -> i16 {
 /// body offset. The header version follows from the key and version; decoding is the core's
 /// strict [`RequestHeader`] codec: a malformed varint or a client id that is not UTF-8 is an
 /// error, not something to guess around.
-pub fn parse_header(frame: &[u8]) -> Result<(Header, usize), String> {
+pub(crate) fn parse_header(frame: &[u8]) -> Result<(Header, usize), String> {
     let (api_key, api_version) = crate::protocol::peek_api_key_version(frame)
         .ok_or_else(|| "request header truncated".to_owned())?;
     let header_version = request_header_version(api_key, api_version);
@@ -307,7 +336,11 @@ pub fn encode_response(h: &Header, resp: &Resp) -> Result<Bytes, String> {
 }
 
 /// Append a response frame (length prefix included) to `buf`.
-pub fn encode_response_into(h: &Header, resp: &Resp, buf: &mut BytesMut) -> Result<(), String> {
+pub(crate) fn encode_response_into(
+    h: &Header,
+    resp: &Resp,
+    buf: &mut BytesMut,
+) -> Result<(), String> {
     let start = buf.len();
     buf.put_u32(0);
     buf.put_i32(h.correlation_id);
@@ -334,7 +367,7 @@ pub fn encode_response_into(h: &Header, resp: &Resp, buf: &mut BytesMut) -> Resu
 }
 
 /// The ApiVersions response (`error` 0 or 35).
-pub fn api_versions_response(
+pub(crate) fn api_versions_response(
     error: i16,
     version: i16,
     streams_enabled: bool,
@@ -372,7 +405,7 @@ pub fn api_versions_response(
 }
 
 /// The ApiVersions answer to an unsupported ApiVersions version: v0 body, error 35, full table.
-pub fn api_versions_unsupported_frame(correlation_id: i32, streams_enabled: bool) -> Bytes {
+pub(crate) fn api_versions_unsupported_frame(correlation_id: i32, streams_enabled: bool) -> Bytes {
     let h = Header {
         api_key: API_VERSIONS_KEY,
         api_version: 0,
@@ -429,6 +462,17 @@ pub fn split_response(
     let mut r = Reader::new(frame, "ResponseHeader");
     let corr = r.i32("CorrelationId").map_err(|e| e.to_string())?;
     Ok((corr, &frame[4..]))
+}
+
+/// Decode a response body (after its header, see [`Header`]) of a key served through
+/// kafka-protocol: the inverse of the server's response encoding, for clients and tests.
+pub fn decode_kafka_response(
+    api_key: i16,
+    api_version: i16,
+    body: &[u8],
+) -> Result<ResponseKind, String> {
+    let mut b = Bytes::copy_from_slice(body);
+    ResponseKind::decode(api_key, &mut b, api_version)
 }
 
 #[cfg(test)]

@@ -367,7 +367,7 @@ fn fire_until(
     state: &mut State,
     now: i64,
     interval: Option<usize>,
-    tokens: &mut HashMap<groupcoord::coordinator::classic::RequestToken, usize>,
+    tokens: &mut HashMap<groupcoord::coordinator::RequestToken, usize>,
     fires: &mut Vec<u64>,
     deliver: &mut dyn FnMut(usize, usize, i64, Resp),
 ) {

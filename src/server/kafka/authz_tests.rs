@@ -52,10 +52,7 @@ fn open_state() -> State {
 }
 
 fn peer(name: &str) -> Peer {
-    Peer {
-        host: "10.0.0.1".into(),
-        principal: Principal::user(name),
-    }
+    Peer::anonymous("10.0.0.1").authenticated(Principal::user(name))
 }
 
 fn stranger() -> Peer {
@@ -573,6 +570,7 @@ fn replay(entries: &[LogEntry]) -> State {
             LogEntry::Topics(ts) => fresh.apply_topics(ts),
             LogEntry::Acls(cs) => cs.iter().for_each(|c| fresh.authorizer.apply(c)),
             LogEntry::GroupConfigs(cs) => fresh.replay_group_configs(cs).unwrap(),
+            LogEntry::Scram(cs) => fresh.apply_scram(cs),
         }
     }
     fresh

@@ -169,14 +169,17 @@ pub struct PartitionLog {
 }
 
 impl PartitionLog {
+    #[cfg(test)]
     /// First offset still readable.
     pub fn log_start_offset(&self) -> i64 {
         self.log_start
     }
+    #[cfg(test)]
     /// Next offset to be assigned (= high watermark: one replica, everything is committed).
     pub fn end_offset(&self) -> i64 {
         self.end
     }
+    #[cfg(test)]
     /// Bytes held.
     pub fn size_bytes(&self) -> usize {
         self.bytes
@@ -320,6 +323,7 @@ impl DataPlane {
         self.max_bytes = max;
     }
 
+    #[cfg(test)]
     /// Bytes held by every partition log together.
     pub fn size_bytes(&self) -> usize {
         self.bytes

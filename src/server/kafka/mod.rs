@@ -11,8 +11,8 @@ mod authz;
 mod authz_tests;
 mod classic;
 mod consumer;
-pub mod data_plane;
-pub mod prevalidate;
+pub(crate) mod data_plane;
+pub(crate) mod prevalidate;
 #[cfg(test)]
 mod prevalidate_tests;
 #[cfg(test)]
@@ -51,8 +51,11 @@ use crate::coordinator::{
 };
 use crate::server::acl::{Authorizer, Operation, ResourceType};
 use crate::server::peer::Peer;
-use crate::server::storage::log::{LogEntry, TopicChange};
+use crate::server::security::admin as scram_admin;
+use crate::server::security::scram::ScramCredentials;
+use crate::server::storage::log::{LogEntry, ScramChange, TopicChange};
 use crate::server::wire::{Header, Req, RequestKind, Resp, ResponseKind};
+use std::sync::{Arc, RwLock};
 
 fn s(v: impl Into<String>) -> StrBytes {
     StrBytes::from_string(v.into())
@@ -73,20 +76,21 @@ fn add_result(
 
 /// Counters the owner maintains (exported by /metrics).
 #[derive(Debug, Default, Clone)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub heartbeats: u64,
     pub requests: u64,
 }
 
 /// What the owner task owns.
 pub struct State {
+    /// The coordinator core.
     pub coord: Coordinator,
-    pub topics: BTreeMap<String, i32>,
-    pub host: String,
-    pub port: i32,
-    pub counters: Counters,
+    pub(crate) topics: BTreeMap<String, i32>,
+    pub(crate) host: String,
+    pub(crate) port: i32,
+    pub(crate) counters: Counters,
     /// In-memory partition logs (Produce/Fetch/ListOffsets/...; not durable).
-    pub data: data_plane::DataPlane,
+    pub(crate) data: data_plane::DataPlane,
     /// The last heartbeat's request context, reused while client id and host stay the same
     /// (consecutive requests mostly come from one connection's batch): no allocation per
     /// heartbeat.
@@ -94,22 +98,31 @@ pub struct State {
     /// JoinGroup / SyncGroup requests waiting for their answer.
     deferred: classic::Deferred,
     /// The ACLs and authorizer settings (off unless `authorizer.class.name` is set).
-    pub authorizer: Authorizer,
+    pub(crate) authorizer: Authorizer,
     /// `auto.create.topics.enable`, `num.partitions`.
-    pub topic_defaults: TopicDefaults,
+    pub(crate) topic_defaults: TopicDefaults,
     /// Group configs set over the wire (IncrementalAlterConfigs), by group and key.
-    pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
+    pub(crate) group_configs: BTreeMap<String, BTreeMap<String, String>>,
     /// The group overrides of the properties file (the dynamic ones apply on top).
     static_group_overrides: BTreeMap<String, crate::config::GroupConfig>,
+    /// SCRAM credentials, replayed from the log; shared with the connections' SASL exchanges
+    /// (which only read them).
+    pub(crate) scram: Arc<RwLock<ScramCredentials>>,
+    /// Advertised (host, port) per listener name; a listener not named here advertises
+    /// `host`/`port`.
+    pub(crate) advertised: BTreeMap<String, (String, i32)>,
 }
 
 /// The result of one request.
 pub struct Handled {
+    /// The answer (possibly [`Resp::Deferred`]).
     pub resp: Resp,
+    /// The log entries the request wrote (appended before the answer is released).
     pub entries: Vec<LogEntry>,
 }
 
 impl State {
+    /// A handler around `coord`, advertising `host:port` as the coordinator (node 0).
     pub fn new(coord: Coordinator, host: String, port: i32) -> State {
         let mut data = data_plane::DataPlane::new();
         data.set_max_bytes(coord.config().limits.max_data_plane_mb.max(0) as usize * 1024 * 1024);
@@ -126,7 +139,23 @@ impl State {
             authorizer: Authorizer::default(),
             topic_defaults: TopicDefaults::default(),
             group_configs: BTreeMap::new(),
+            scram: Arc::default(),
+            advertised: BTreeMap::new(),
         }
+    }
+
+    /// The address advertised to a client of `peer`'s listener.
+    fn endpoint(&self, peer: &Peer) -> (&str, i32) {
+        match self.advertised.get(&*peer.listener) {
+            Some((h, p)) => (h.as_str(), *p),
+            None => (self.host.as_str(), self.port),
+        }
+    }
+
+    /// Apply SCRAM credential changes (replay and live path).
+    pub fn apply_scram(&mut self, changes: &[ScramChange]) {
+        let mut creds = self.scram.write().unwrap_or_else(|e| e.into_inner());
+        changes.iter().for_each(|c| c.apply(&mut creds));
     }
 
     /// After the log was replayed: the data plane is in memory and empty, so every partition's
@@ -220,6 +249,8 @@ impl State {
         entries
     }
 
+    /// Handle one request from `peer` at `now`: the answer and the log entries it wrote.
+    /// Pure: no I/O, no clock.
     pub fn handle(&mut self, now: Millis, h: &Header, peer: &Peer, req: &Req) -> Handled {
         self.counters.requests += 1;
         let mut entries = Vec::new();
@@ -292,16 +323,37 @@ impl State {
                 RequestKind::ConsumerGroupDescribe(r) => {
                     ResponseKind::ConsumerGroupDescribe(self.consumer_group_describe(v, r))
                 }
+                // Answered by the connection (its SASL exchange); here only after it.
+                RequestKind::SaslHandshake(_) | RequestKind::SaslAuthenticate(_) => {
+                    match crate::server::security::sasl::after_authentication(h) {
+                        Some(r) => r,
+                        None => unreachable!("keys 17 and 36"),
+                    }
+                }
+                RequestKind::DescribeUserScramCredentials(r) => {
+                    let creds = self.scram.read().unwrap_or_else(|e| e.into_inner());
+                    ResponseKind::DescribeUserScramCredentials(scram_admin::describe(&creds, r))
+                }
+                RequestKind::AlterUserScramCredentials(r) => {
+                    let (resp, changes) = {
+                        let creds = self.scram.read().unwrap_or_else(|e| e.into_inner());
+                        scram_admin::alter(&creds, r)
+                    };
+                    if !changes.is_empty() {
+                        self.apply_scram(&changes);
+                        entries.push(LogEntry::Scram(changes));
+                    }
+                    ResponseKind::AlterUserScramCredentials(resp)
+                }
                 RequestKind::Metadata(r) => {
                     ResponseKind::Metadata(self.metadata(peer, v, r, &mut entries))
                 }
-                RequestKind::FindCoordinator(r) => ResponseKind::FindCoordinator(find_coordinator(
-                    &self.host,
-                    self.port,
-                    v,
-                    r,
-                    |g| self.allowed(peer, Operation::Describe, ResourceType::Group, g),
-                )),
+                RequestKind::FindCoordinator(r) => {
+                    let (host, port) = self.endpoint(peer);
+                    ResponseKind::FindCoordinator(find_coordinator(host, port, v, r, |g| {
+                        self.allowed(peer, Operation::Describe, ResourceType::Group, g)
+                    }))
+                }
                 RequestKind::ListGroups(r) => ResponseKind::ListGroups(self.list_groups(peer, r)),
                 RequestKind::DescribeGroups(r) => {
                     ResponseKind::DescribeGroups(self.describe_groups(peer, v, r))
@@ -395,9 +447,10 @@ impl State {
     ) -> MetadataResponse {
         let mut resp = MetadataResponse::default();
         let mut b = MetadataResponseBroker::default();
+        let (host, port) = self.endpoint(peer);
         b.node_id = BrokerId(0);
-        b.host = s(self.host.clone());
-        b.port = self.port;
+        b.host = s(host);
+        b.port = port;
         resp.brokers = vec![b];
         if v >= 2 {
             resp.cluster_id = Some(s("groupcoord"));
@@ -1016,7 +1069,7 @@ impl State {
         entries.iter().any(|e| match e {
             LogEntry::Records(rs) => rs.iter().any(|r| !matches!(r, Record::OffsetCommit { .. })),
             LogEntry::Topics(_) | LogEntry::GroupConfigs(_) => true,
-            LogEntry::Acls(_) => false,
+            LogEntry::Acls(_) | LogEntry::Scram(_) => false,
         })
     }
 }
@@ -1064,7 +1117,7 @@ fn snake(state: &str) -> String {
 
 /// FindCoordinator; `may_describe(group)` is the caller's DESCRIBE on a group key (refused:
 /// GROUP_AUTHORIZATION_FAILED and no node, as Kafka answers).
-pub fn find_coordinator(
+pub(crate) fn find_coordinator(
     host: &str,
     port: i32,
     v: i16,

@@ -475,9 +475,46 @@ fn layout(key: i16) -> Option<&'static Layout> {
         44 => &INCREMENTAL_ALTER_CONFIGS,
         68 => &CONSUMER_GROUP_HEARTBEAT,
         69 => &CONSUMER_GROUP_DESCRIBE,
+        17 => &SASL_HANDSHAKE,
+        36 => &SASL_AUTHENTICATE,
+        50 => &DESCRIBE_USER_SCRAM_CREDENTIALS,
+        51 => &ALTER_USER_SCRAM_CREDENTIALS,
         _ => return None,
     })
 }
+
+const SASL_HANDSHAKE: Layout = Layout {
+    flexible_from: ALL,
+    fields: &[F(Str, 0, ALL)], // mechanism
+};
+
+const SASL_AUTHENTICATE: Layout = Layout {
+    flexible_from: 2,
+    fields: &[F(Bytes, 0, ALL)], // auth bytes
+};
+
+const DESCRIBE_USER_SCRAM_CREDENTIALS: Layout = Layout {
+    flexible_from: 0,
+    fields: &[F(Structs(&[F(Str, 0, ALL)]), 0, ALL)], // users (nullable)
+};
+
+const ALTER_USER_SCRAM_CREDENTIALS: Layout = Layout {
+    flexible_from: 0,
+    fields: &[
+        F(Structs(&[F(Str, 0, ALL), F(I8, 0, ALL)]), 0, ALL), // deletions: name, mechanism
+        F(
+            Structs(&[
+                F(Str, 0, ALL),   // name
+                F(I8, 0, ALL),    // mechanism
+                F(I32, 0, ALL),   // iterations
+                F(Bytes, 0, ALL), // salt
+                F(Bytes, 0, ALL), // salted password
+            ]),
+            0,
+            ALL,
+        ), // upsertions
+    ],
+};
 
 /// Nesting deeper than any served schema (arrays in arrays in arrays) is refused outright.
 const MAX_DEPTH: usize = 8;

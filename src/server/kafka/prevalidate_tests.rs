@@ -404,6 +404,38 @@ fn populated(key: i16, v: i16) -> RequestKind {
             r.resources = vec![res];
             RequestKind::IncrementalAlterConfigs(r)
         }
+        17 => {
+            let mut r = SaslHandshakeRequest::default();
+            r.mechanism = s("SCRAM-SHA-512");
+            RequestKind::SaslHandshake(r)
+        }
+        36 => {
+            let mut r = SaslAuthenticateRequest::default();
+            r.auth_bytes = Bytes::from_static(b"n,,n=user,r=nonce");
+            RequestKind::SaslAuthenticate(r)
+        }
+        50 => {
+            let mut u = describe_user_scram_credentials_request::UserName::default();
+            u.name = s("alice");
+            let mut r = DescribeUserScramCredentialsRequest::default();
+            r.users = Some(vec![u.clone(), u]);
+            RequestKind::DescribeUserScramCredentials(r)
+        }
+        51 => {
+            let mut d = alter_user_scram_credentials_request::ScramCredentialDeletion::default();
+            d.name = s("bob");
+            d.mechanism = 1;
+            let mut u = alter_user_scram_credentials_request::ScramCredentialUpsertion::default();
+            u.name = s("alice");
+            u.mechanism = 2;
+            u.iterations = 4096;
+            u.salt = Bytes::from_static(b"salt");
+            u.salted_password = Bytes::from_static(&[7; 64]);
+            let mut r = AlterUserScramCredentialsRequest::default();
+            r.deletions = vec![d.clone(), d];
+            r.upsertions = vec![u.clone(), u];
+            RequestKind::AlterUserScramCredentials(r)
+        }
         k => panic!("no populated request for key {k}"),
     }
 }

@@ -97,6 +97,7 @@ fn replayed(entries: &[LogEntry]) -> State {
             LogEntry::Topics(ts) => fresh.apply_topics(ts),
             LogEntry::Acls(cs) => cs.iter().for_each(|c| fresh.authorizer.apply(c)),
             LogEntry::GroupConfigs(cs) => fresh.replay_group_configs(cs).unwrap(),
+            LogEntry::Scram(cs) => fresh.apply_scram(cs),
         }
     }
     fresh

@@ -16,6 +16,11 @@
 //!           permission int8 (Kafka's codes)
 //!   kind 5: group config changes, body = Kafka array (count int32), per change:
 //!           group id string | key string | value nullable string (null = delete)
+//!   kind 4: SCRAM credential changes, body = Kafka array (count int32), per change:
+//!           op int8 (0 = upsert, 1 = delete) | user string | mechanism int8 (Kafka's type:
+//!           1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) | iterations int32 | salt bytes |
+//!           stored key bytes | server key bytes (salted hashes only, never a password; empty
+//!           for a delete)
 //! ```
 //!
 //! A snapshot ends with a trailer batch (kind 2, body = length of everything before the trailer
@@ -38,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use crate::records::{Compaction, Record};
 use crate::server::acl::{Acl, AclChange, Operation, PatternType, Permission, ResourceType};
+use crate::server::security::scram::{MAX_FIELD, ScramCredential, ScramCredentials, ScramHash};
 use crate::wire::{Reader, Writer};
 
 use super::commit_mark::{self, CommitMark, Mark};
@@ -54,6 +60,11 @@ const TOPIC_SET: i8 = 0;
 const TOPIC_DELETE: i8 = 1;
 /// The snapshot trailer (never in segments).
 const KIND_END: u8 = 2;
+/// SCRAM credentials.
+const KIND_SCRAM: u8 = 4;
+const SCRAM_ENTRY: &str = "ScramEntry";
+const SCRAM_UPSERT: i8 = 0;
+const SCRAM_DELETE: i8 = 1;
 const TRAILER: usize = HEADER + 1 + 12;
 const KIND_ACLS: u8 = 3;
 const ACL_ENTRY: &str = "AclEntry";
@@ -90,6 +101,43 @@ pub struct GroupConfigChange {
     pub value: Option<String>,
 }
 
+/// A change to the SCRAM credentials (AlterUserScramCredentials, `storage format --add-scram`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScramChange {
+    /// Create or replace the credential of `user` for `hash`.
+    Upsert {
+        /// The SCRAM user.
+        user: String,
+        /// The mechanism's hash.
+        hash: ScramHash,
+        /// The salted credential.
+        credential: ScramCredential,
+    },
+    /// Remove it.
+    Delete {
+        /// The SCRAM user.
+        user: String,
+        /// The mechanism's hash.
+        hash: ScramHash,
+    },
+}
+
+impl ScramChange {
+    /// Apply to a credential store (replay and live path alike).
+    pub fn apply(&self, to: &mut ScramCredentials) {
+        match self {
+            ScramChange::Upsert {
+                user,
+                hash,
+                credential,
+            } => to.upsert(user, *hash, credential.clone()),
+            ScramChange::Delete { user, hash } => {
+                to.remove(user, *hash);
+            }
+        }
+    }
+}
+
 /// One logged entry (one batch on disk).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogEntry {
@@ -101,6 +149,8 @@ pub enum LogEntry {
     Acls(Vec<AclChange>),
     /// Group config overrides set or removed (IncrementalAlterConfigs).
     GroupConfigs(Vec<GroupConfigChange>),
+    /// SCRAM credential changes.
+    Scram(Vec<ScramChange>),
 }
 
 /// The latest state of the non-record entries, for snapshots.
@@ -109,12 +159,15 @@ struct Registries {
     topics: BTreeMap<String, i32>,
     acls: std::collections::BTreeSet<Acl>,
     group_configs: BTreeMap<(String, String), String>,
+    /// The current SCRAM credentials (written whole into snapshots).
+    scram: ScramCredentials,
 }
 
 impl Registries {
     fn track(&mut self, entry: &LogEntry, compactor: &mut Compaction) {
         match entry {
             LogEntry::Records(rs) => rs.iter().for_each(|r| compactor.add(r)),
+            LogEntry::Scram(cs) => cs.iter().for_each(|c| c.apply(&mut self.scram)),
             LogEntry::Topics(ts) => {
                 for t in ts {
                     match t {
@@ -186,6 +239,18 @@ impl Registries {
                     })
                     .collect(),
             ));
+        }
+        let scram: Vec<ScramChange> = self
+            .scram
+            .iter()
+            .map(|(user, hash, credential)| ScramChange::Upsert {
+                user: user.to_string(),
+                hash,
+                credential: credential.clone(),
+            })
+            .collect();
+        for chunk in scram.chunks(1000) {
+            out.push(LogEntry::Scram(chunk.to_vec()));
         }
         out
     }
@@ -289,6 +354,36 @@ pub fn encode_entry(entry: &LogEntry) -> io::Result<Vec<u8>> {
                 w.string("GroupId", &c.group)?;
                 w.string("Key", &c.key)?;
                 w.nullable_string("Value", c.value.as_deref())
+            })
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            payload.extend_from_slice(&w.into_bytes());
+        }
+        LogEntry::Scram(cs) => {
+            payload.push(KIND_SCRAM);
+            let mut w = Writer::new(SCRAM_ENTRY);
+            let empty = ScramCredential {
+                salt: Vec::new(),
+                stored_key: Vec::new(),
+                server_key: Vec::new(),
+                iterations: 0,
+            };
+            w.array("Changes", cs, |w, c| {
+                let (op, user, hash, cred) = match c {
+                    ScramChange::Upsert {
+                        user,
+                        hash,
+                        credential,
+                    } => (SCRAM_UPSERT, user, *hash, credential),
+                    ScramChange::Delete { user, hash } => (SCRAM_DELETE, user, *hash, &empty),
+                };
+                w.i8(op);
+                w.string("User", user)?;
+                w.i8(hash.type_id());
+                w.i32(cred.iterations);
+                w.bytes("Salt", &cred.salt)?;
+                w.bytes("StoredKey", &cred.stored_key)?;
+                w.bytes("ServerKey", &cred.server_key)?;
+                Ok(())
             })
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             payload.extend_from_slice(&w.into_bytes());
@@ -447,8 +542,54 @@ pub(crate) fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
             .map(LogEntry::GroupConfigs)
             .map_err(|e| e.to_string())
         }
+        KIND_SCRAM => decode_scram(body).map(LogEntry::Scram),
         k => Err(format!("unknown batch kind {k}")),
     }
+}
+
+fn decode_scram(body: &[u8]) -> Result<Vec<ScramChange>, String> {
+    let mut r = Reader::new(body, SCRAM_ENTRY);
+    let raw = r
+        .array("Changes", |r| {
+            Ok((
+                r.i8("Op")?,
+                r.string("User")?,
+                r.i8("Mechanism")?,
+                r.i32("Iterations")?,
+                r.bytes("Salt")?.to_vec(),
+                r.bytes("StoredKey")?.to_vec(),
+                r.bytes("ServerKey")?.to_vec(),
+            ))
+        })
+        .map_err(|e| e.to_string())?;
+    raw.into_iter()
+        .map(
+            |(op, user, mech, iterations, salt, stored_key, server_key)| {
+                let hash = ScramHash::from_type_id(mech)
+                    .ok_or_else(|| format!("unknown SCRAM mechanism type {mech}"))?;
+                if [salt.len(), stored_key.len(), server_key.len()]
+                    .iter()
+                    .any(|&n| n > MAX_FIELD)
+                {
+                    return Err("SCRAM credential field too large".to_string());
+                }
+                match op {
+                    SCRAM_UPSERT => Ok(ScramChange::Upsert {
+                        user,
+                        hash,
+                        credential: ScramCredential {
+                            salt,
+                            stored_key,
+                            server_key,
+                            iterations,
+                        },
+                    }),
+                    SCRAM_DELETE => Ok(ScramChange::Delete { user, hash }),
+                    o => Err(format!("unknown SCRAM op {}", o as u8)),
+                }
+            },
+        )
+        .collect()
 }
 
 /// Outcome of parsing one batch at a position.

@@ -14,8 +14,8 @@ use std::path::Path;
 use super::commit_mark::{self, CommitMark, Mark};
 use super::lock::DataDirLock;
 use super::log::{
-    LogEntry, Parsed, TopicChange, decode_payload, parse_at, parse_numbered, segment_name,
-    snapshot_body,
+    LogEntry, Parsed, ScramChange, TopicChange, decode_payload, parse_at, parse_numbered,
+    segment_name, snapshot_body,
 };
 
 fn describe(entry: &LogEntry, verbose: bool) -> String {
@@ -60,6 +60,26 @@ fn describe(entry: &LogEntry, verbose: bool) -> String {
                 })
                 .collect();
             format!("group configs: {}", parts.join(", "))
+        }
+        LogEntry::Scram(cs) => {
+            let parts: Vec<String> = cs
+                .iter()
+                .map(|c| match c {
+                    ScramChange::Upsert {
+                        user,
+                        hash,
+                        credential,
+                    } => format!(
+                        "set {user} {} (iterations {})",
+                        hash.mechanism_name(),
+                        credential.iterations
+                    ),
+                    ScramChange::Delete { user, hash } => {
+                        format!("delete {user} {}", hash.mechanism_name())
+                    }
+                })
+                .collect();
+            format!("SCRAM credentials: {}", parts.join(", "))
         }
     }
 }

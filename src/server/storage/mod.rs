@@ -2,6 +2,7 @@
 //! recovery that replays it into the owner's state at start-up.
 
 mod commit_mark;
+pub mod format;
 mod lock;
 pub mod log;
 pub mod log_tool;
@@ -34,6 +35,10 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
             Ok(())
         }
         LogEntry::GroupConfigs(cs) => state.replay_group_configs(cs),
+        LogEntry::Scram(cs) => {
+            state.apply_scram(cs);
+            Ok(())
+        }
     })?;
     if let Some((path, offset, dropped, reason)) = &report.truncated {
         warn!(file = %path.display(), offset, dropped, reason = %reason, "torn log tail truncated");
@@ -46,6 +51,7 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
         bytes = report.bytes,
         groups = state.coord.group_ids().len(),
         topics = state.topics.len(),
+        scram_credentials = state.scram.read().map(|c| c.len()).unwrap_or(0),
         ms = t0.elapsed().as_millis() as u64,
         "log replayed"
     );

@@ -1,5 +1,12 @@
-//! The web side: static files from `www/`, the live view (`/api/groups`, `/api/events` SSE) and
-//! `/metrics`.
+//! The web side: static files from `www/`, the live view (`/api/groups`, `/api/events` SSE),
+//! `/metrics`, `/healthz` and `/readyz`.
+//!
+//! Access ([`access`]): without the token the Host header must name a loopback host or an IP
+//! address (a page on another domain that resolves to this machine, DNS rebinding, is refused),
+//! and clients that are not on loopback must present the bearer token (`--http-token` /
+//! `groupcoord.http.token`: `Authorization: Bearer <token>` or `?token=<token>`); without a
+//! token the view serves loopback clients only (and `serve` refuses to bind it elsewhere).
+//! `/healthz` and `/readyz` reveal nothing and need no token.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,34 +32,164 @@ use crate::server::Shared;
 struct Web {
     shared: Arc<Shared>,
     www: PathBuf,
+    token: Option<Arc<str>>,
 }
 
-/// Bind and serve in the background; returns the bound address.
+/// Bind and serve in the background; returns the bound address. Binding beyond loopback needs
+/// a token.
 pub async fn start(
     addr: SocketAddr,
     shared: Arc<Shared>,
     www: PathBuf,
+    token: Option<String>,
     mut shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<SocketAddr> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the web view serves clients beyond loopback only with a token (--http-token or \
+             groupcoord.http.token); bind it to 127.0.0.1 or set one",
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
+    let web = Web {
+        shared,
+        www,
+        token: token.map(Arc::from),
+    };
     let app = Router::new()
         .route("/api/groups", get(groups))
         .route("/api/events", get(events))
         .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .fallback(get(static_file))
-        .with_state(Web { shared, www });
+        .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
+        .with_state(web);
     tokio::spawn(async move {
-        let r = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = shutdown.changed().await;
-            })
-            .await;
+        let r = axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = shutdown.changed().await;
+        })
+        .await;
         if let Err(e) = r {
             tracing::warn!("http server stopped: {e}");
         }
     });
     Ok(bound)
+}
+
+/// Why a request is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// No Host header, or one naming a host that is neither loopback nor an IP address.
+    Host,
+    /// A client beyond loopback without the right token (or with no token configured).
+    Token,
+}
+
+/// Whether a request may be served: `host` is the Host header, `loopback` whether the client
+/// is on loopback, `bearer` the token it presented, `token` the configured one.
+pub fn access(
+    path: &str,
+    host: Option<&str>,
+    loopback: bool,
+    bearer: Option<&str>,
+    token: Option<&str>,
+) -> Result<(), Refused> {
+    let token_ok = match (token, bearer) {
+        (Some(t), Some(b)) => {
+            t.len() == b.len() && t.bytes().zip(b.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
+        }
+        _ => false,
+    };
+    // A page that rebinds a name to this machine cannot know the token: with it, any host name
+    // (a deployment behind DNS) is served.
+    if token_ok {
+        return Ok(());
+    }
+    let host = host.ok_or(Refused::Host)?;
+    // Strip the port: "[::1]:8080", "127.0.0.1:8080", "localhost".
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, p)| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        })
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let host_ok = name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<std::net::IpAddr>().is_ok();
+    if !host_ok {
+        return Err(Refused::Host);
+    }
+    if path == "/healthz" || path == "/readyz" || loopback {
+        return Ok(());
+    }
+    Err(Refused::Token)
+}
+
+async fn guard(
+    AxState(w): AxState<Web>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let headers = req.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .or_else(|| {
+            req.uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")))
+        });
+    match access(
+        req.uri().path(),
+        host,
+        peer.ip().is_loopback(),
+        bearer,
+        w.token.as_deref(),
+    ) {
+        Ok(()) => next.run(req).await,
+        Err(Refused::Host) => (
+            StatusCode::FORBIDDEN,
+            "Host header must name localhost or an IP address",
+        )
+            .into_response(),
+        Err(Refused::Token) => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a bearer token is required beyond loopback",
+        )
+            .into_response(),
+    }
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn readyz(AxState(w): AxState<Web>) -> Response {
+    // Ready when the log was replayed (start() returns only then) and the owner answers.
+    match w.shared.fresh_live().await {
+        Some(_) => (StatusCode::OK, "ready").into_response(),
+        None => (StatusCode::SERVICE_UNAVAILABLE, "stopping").into_response(),
+    }
 }
 
 async fn groups(AxState(w): AxState<Web>) -> Response {
@@ -131,5 +268,93 @@ async fn static_file(AxState(w): AxState<Web>, uri: Uri) -> Response {
     match tokio::fs::read(&path).await {
         Ok(bytes) => ([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response(),
         Err(_) => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_header_is_checked_against_dns_rebinding() {
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:8080",
+            "[::1]:8080",
+            "10.1.2.3",
+            "app.localhost",
+        ] {
+            assert_eq!(
+                access("/api/groups", Some(ok), true, None, None),
+                Ok(()),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "",
+        ] {
+            assert_eq!(
+                access("/api/groups", Some(bad), true, None, None),
+                Err(Refused::Host),
+                "{bad}"
+            );
+        }
+        assert_eq!(access("/", None, true, None, None), Err(Refused::Host));
+    }
+
+    #[test]
+    fn token_is_required_beyond_loopback() {
+        let t = Some("0123456789abcdef");
+        assert_eq!(
+            access("/api/groups", Some("10.0.0.1"), false, None, t),
+            Err(Refused::Token)
+        );
+        assert_eq!(
+            access(
+                "/api/groups",
+                Some("10.0.0.1"),
+                false,
+                Some("0123456789abcdeX"),
+                t
+            ),
+            Err(Refused::Token)
+        );
+        assert_eq!(
+            access(
+                "/api/groups",
+                Some("10.0.0.1"),
+                false,
+                Some("0123456789abcdef"),
+                t
+            ),
+            Ok(())
+        );
+        // No token configured: loopback only.
+        assert_eq!(
+            access("/", Some("10.0.0.1"), false, Some("x"), None),
+            Err(Refused::Token)
+        );
+        // With the token, a DNS name is fine (a rebinding page cannot know it).
+        assert_eq!(
+            access(
+                "/",
+                Some("groupcoord.example"),
+                false,
+                Some("0123456789abcdef"),
+                t
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            access("/", Some("groupcoord.example"), true, None, t),
+            Err(Refused::Host)
+        );
+        // Health checks need no token.
+        assert_eq!(access("/healthz", Some("10.0.0.1"), false, None, t), Ok(()));
+        assert_eq!(access("/readyz", Some("10.0.0.1"), false, None, t), Ok(()));
     }
 }

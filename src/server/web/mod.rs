@@ -85,6 +85,7 @@ impl LiveView {
             LogEntry::Topics(_) => self.all_changed = true,
             LogEntry::GroupConfigs(cs) => cs.iter().for_each(|c| self.group_changed(&c.group)),
             LogEntry::Acls(_) => {}
+            LogEntry::Scram(_) => {}
         }
     }
 
