@@ -2,7 +2,10 @@
 //!
 //! The public surface is [`start`] with [`ServeOptions`] (returning a [`ServerHandle`]), the
 //! served API table [`SUPPORTED`], [`decode_request_frame`] (the fuzz targets' entry), the log
-//! ([`storage`]) and the CLI's [`tools`]. Inside, one concern per module (after mini-redis):
+//! ([`storage`]), the CLI's [`tools`], the SCRAM and test-certificate helpers of [`security`],
+//! and the pure request handler: [`kafka::State::handle`] with its inputs ([`peer::Peer`],
+//! [`wire::Header`], [`wire::Req`]) and codec ([`wire`]), unit-testable without sockets.
+//! Inside, one concern per module (after mini-redis):
 //!
 //! * `listener`: the accept loop and the connection limits.
 //! * `connection`: one client connection: reads frames (`frame`, within the memory budget),

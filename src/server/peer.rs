@@ -1,7 +1,7 @@
 //! Who sent a request: the client's address and, once a listener authenticates it, its Kafka
-//! principal. One value per connection, handed with every request to [`kafka::State::handle`]
-//! (`crate::server::kafka::State::handle`), so authentication (which sets the principal) and
-//! authorization (which reads it) meet here and nowhere else.
+//! principal. One value per connection, handed with every request to
+//! [`State::handle`](crate::server::kafka::State::handle), so authentication (which sets the
+//! principal) and authorization (which reads it) meet here and nowhere else.
 
 use std::fmt;
 use std::sync::Arc;

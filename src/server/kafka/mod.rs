@@ -1,5 +1,5 @@
 //! The Kafka request handling, pure: [`State`] holds the coordinator, the topic registry and the
-//! small data plane ([`data_plane`]), and [`State::handle`] answers one decoded request at a given
+//! small data plane (`data_plane`), and [`State::handle`] answers one decoded request at a given
 //! time with the response and the log entries the caller must make durable before sending it. No
 //! sockets, no clock, no threads: the owner task drives it, and the unit tests (`tests.rs`) call it
 //! directly.

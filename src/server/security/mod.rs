@@ -1,6 +1,6 @@
-//! Authentication (issue 16): TLS for SSL and SASL_SSL listeners ([`tls`]), the SASL exchange
-//! of SASL_PLAINTEXT and SASL_SSL listeners ([`sasl`]: PLAIN and SCRAM), SCRAM credentials and
-//! their primitives ([`scram`]), the SCRAM admin requests ([`admin`]) and throwaway test
+//! Authentication (issue 16): TLS for SSL and SASL_SSL listeners (`tls`), the SASL exchange
+//! of SASL_PLAINTEXT and SASL_SSL listeners (`sasl`: PLAIN and SCRAM), SCRAM credentials and
+//! their primitives ([`scram`]), the SCRAM admin requests (`admin`) and throwaway test
 //! certificates ([`certs`]). What a connection authenticates as ends up in its
 //! [`Peer`](super::peer::Peer)'s principal; authorization reads it from there.
 
