@@ -264,11 +264,11 @@ impl Simulation {
             }
         }
         let partitions = self.classic_partitions();
-        let owned: BTreeSet<&(String, i32)> = self
-            .consumers()
-            .filter(|c| c.is_alive())
-            .flat_map(|c| c.owned.iter())
-            .collect();
+        let owned: BTreeSet<&(String, i32)> = sort::collect_set(
+            self.consumers()
+                .filter(|c| c.is_alive())
+                .flat_map(|c| c.owned.iter()),
+        );
         let nobody: Vec<(String, i32)> = partitions
             .iter()
             .filter(|tp| !owned.contains(tp))

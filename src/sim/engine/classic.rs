@@ -872,21 +872,21 @@ impl Simulation {
     /// A stable leader whose metadata moved since it assigned rejoins.
     fn check_leader_metadata(&mut self, member: &str, delay: i64) {
         let subscription = self.classic_subscription();
-        let current: BTreeMap<String, i32> = self
-            .topics
-            .iter()
-            .filter(|(t, n)| subscription.contains(t) && **n > 0)
-            .map(|(t, n)| (t.clone(), *n))
-            .collect();
+        let current: BTreeMap<String, i32> = crate::util::sort::collect_map(
+            self.topics
+                .iter()
+                .filter(|(t, n)| subscription.contains(t) && **n > 0)
+                .map(|(t, n)| (t.clone(), *n)),
+        );
         let Some(c) = self.classic.consumers.get_mut(member) else {
             return;
         };
         let moved = c.assignment_snapshot.as_ref().is_some_and(|s| {
-            let mine: BTreeMap<String, i32> = s
-                .iter()
-                .filter(|(t, n)| subscription.contains(t) && **n > 0)
-                .map(|(t, n)| (t.clone(), *n))
-                .collect();
+            let mine: BTreeMap<String, i32> = crate::util::sort::collect_map(
+                s.iter()
+                    .filter(|(t, n)| subscription.contains(t) && **n > 0)
+                    .map(|(t, n)| (t.clone(), *n)),
+            );
             mine != current
         });
         if moved && c.is_alive() && c.phase == Phase::Stable && !c.rejoin_needed {
@@ -904,13 +904,13 @@ impl Simulation {
     /// Records a new ownership sample when the number of orphan partitions changed.
     pub(super) fn sample_ownership(&mut self) {
         let all = self.classic_partitions();
-        let owned: std::collections::BTreeSet<&(String, i32)> = self
-            .classic
-            .consumers
-            .values()
-            .filter(|c| c.is_alive())
-            .flat_map(|c| c.owned.iter())
-            .collect();
+        let owned: std::collections::BTreeSet<&(String, i32)> = crate::util::sort::collect_set(
+            self.classic
+                .consumers
+                .values()
+                .filter(|c| c.is_alive())
+                .flat_map(|c| c.owned.iter()),
+        );
         let nobody = all.iter().filter(|tp| !owned.contains(tp)).count() as u32;
         let sample = OwnershipSample {
             at_ms: self.now,
