@@ -4,9 +4,10 @@
 # when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
 # Default: opt-level 2 for the wasm build (as fast as 3 here and a little smaller) with a smaller
 # LLVM inlining budget (-inline-threshold=60, -inlinehint-threshold=175 instead of 225 / 325):
-# 776,544 bytes, 299,614 bytes gzip -9 (292.6 KB; 345,702 at the default budget). That costs the
-# simulation 5-10% in wasm, about what the wasm-only size-class allocator (src/wasm/allocator.rs)
-# gains back; pkg-scripts/bench-wasm.sh ratio 2.1-2.4 (warm-up dominated, see README).
+# 776,544 bytes, 299,614 bytes gzip -9 (292.6 KB; 345,702 at the default budget) before classic
+# groups (1,104,399 / 421,655 with them). That costs the simulation 5-10% in wasm, about what the
+# wasm-only size-class allocator (src/wasm/allocator.rs) gains back; pkg-scripts/bench-wasm.sh
+# ratio 2.1-2.4 (warm-up dominated, see README). A budget of 25/100 saves only ~5 KB gzip more.
 # WASM_SIZE=1 compiles the crate itself at opt-level "s" (default inlining budget) instead:
 # 302,751 bytes gzip, ~1.3x slower. The native build is not touched (the flags below are passed
 # for the wasm32 target only).

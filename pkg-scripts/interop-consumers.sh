@@ -52,11 +52,12 @@ if [ "$short" = 1 ]; then
   target="${target:-groupcoord}"; clients="${clients:-confluent-range,groups-tool}"; records=1200
 fi
 target="${target:-both}"
-clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool}"
+clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer}"
 case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
 for c in ${clients//,/ }; do
   case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
-    # The consumer rebalance protocol (KIP-848): not in the default list (groupcoord lacks it yet).
+    # The consumer rebalance protocol (KIP-848): confluent-consumer is in the default list; the
+    # Java client and the rolling upgrades (which need online migration) are not yet.
     confluent-consumer|java-consumer|confluent-upgrade|java-upgrade) ;;
     *) echo "unknown client $c" >&2; exit 2 ;; esac
 done
@@ -168,6 +169,8 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   # is stopped on exit (cleanup) whether or not it came up.
   "$root/target/debug/groupcoord" serve --listen "127.0.0.1:${GC_PORT:-0}" --data-dir "$WORK/groupcoord/data" \
     --set group.streams.initial.rebalance.delay.ms=0 --set group.initial.rebalance.delay.ms=0 \
+    --set group.consumer.session.timeout.ms=6000 --set group.consumer.min.session.timeout.ms=6000 \
+    --set group.consumer.heartbeat.interval.ms=1000 --set group.consumer.min.heartbeat.interval.ms=1000 \
     > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
   gc_pid=$!
   for _ in $(seq 1 600); do

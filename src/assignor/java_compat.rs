@@ -219,7 +219,7 @@ impl<K: Clone + Eq> TimelineHashMapOrder<K> {
             .iter()
             .map(|(product, stamp, key)| (product >> shift, std::cmp::Reverse(*stamp), key))
             .collect();
-        order.sort_unstable_by_key(|&(slot, stamp, _)| (slot, stamp));
+        crate::util::sort::unstable_by_key(&mut order, |&(slot, stamp, _)| (slot, stamp));
         order.into_iter().map(|(.., key)| key.clone()).collect()
     }
 }

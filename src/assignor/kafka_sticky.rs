@@ -125,7 +125,7 @@ impl<'a> Tasks<'a> {
             .iter()
             .map(|(id, s)| (id.as_str(), *s))
             .collect();
-        subs.sort_by(|a, b| cmp_strings(a.0, b.0));
+        crate::util::sort::by(&mut subs, |a, b| cmp_strings(a.0, b.0));
         let mut t = Tasks {
             sub_ids: Vec::with_capacity(subs.len()),
             base: Vec::with_capacity(subs.len() + 1),
@@ -382,7 +382,7 @@ impl<'a, 't> State<'a, 't> {
         }
         // A member claims a task at most once, so ordering ties by member index is the stable
         // order Kafka's list sort keeps (claims are added member by member).
-        claims.sort_unstable();
+        crate::util::sort::unstable(&mut claims);
         let mut candidate_start = vec![0u32; nt + 1];
         for &(t, ..) in &claims {
             candidate_start[t as usize + 1] += 1;
@@ -512,7 +512,7 @@ impl<'a, 't> State<'a, 't> {
         let tasks = self.tasks;
         let mut order: Vec<u32> = (0..tasks.len() as u32).collect();
         let key = |t: &u32| (tasks.task_part[*t as usize], tasks.task_sub[*t as usize]);
-        order.sort_unstable_by_key(key);
+        crate::util::sort::unstable_by_key(&mut order, key);
 
         // a. Previous owners, then b. previous standbys and offset reporters, under the quota.
         order.retain(|&t| {
@@ -525,7 +525,7 @@ impl<'a, 't> State<'a, 't> {
         });
 
         // c. The rest by (subtopology, partition) to the least-loaded process.
-        order.sort_unstable();
+        crate::util::sort::unstable(&mut order);
         let mut queue = self.process_queue();
         for t in order {
             let Some(p) = queue.poll(|a, b| self.by_load(a, b)) else {
@@ -577,7 +577,7 @@ impl<'a, 't> State<'a, 't> {
             .filter(|&t| tasks.stateful[tasks.task_sub[t as usize] as usize])
             .collect();
         let key = |t: &u32| (tasks.task_part[*t as usize], tasks.task_sub[*t as usize]);
-        order.sort_unstable_by_key(|t| std::cmp::Reverse(key(t)));
+        crate::util::sort::unstable_by_key(&mut order, |t| std::cmp::Reverse(key(t)));
 
         let replicas = self.standby_replicas;
         let mut deferred: Vec<(u32, i32)> = Vec::new();
@@ -599,7 +599,7 @@ impl<'a, 't> State<'a, 't> {
 
         // Deferred replicas by (subtopology, partition) descending to the least-loaded process
         // not holding the task; processes polled past are put back, the last polled first.
-        deferred.sort_unstable_by_key(|&(t, _)| std::cmp::Reverse(t));
+        crate::util::sort::unstable_by_key(&mut deferred, |&(t, _)| std::cmp::Reverse(t));
         let mut queue = self.process_queue();
         let mut polled: Vec<u32> = Vec::new();
         for (t, remaining) in deferred {
@@ -639,11 +639,12 @@ impl<'a, 't> State<'a, 't> {
             }
             set
         };
-        let mut members: BTreeMap<String, MemberAssignment> = group
-            .members
-            .keys()
-            .map(|id| (id.clone(), MemberAssignment::default()))
-            .collect();
+        let mut members: BTreeMap<String, MemberAssignment> = crate::util::sort::collect_map(
+            group
+                .members
+                .keys()
+                .map(|id| (id.clone(), MemberAssignment::default())),
+        );
         for (m, id) in self.member_ids.iter().enumerate() {
             if let Some(a) = members.get_mut(*id) {
                 a.active = to_set(&self.active[m]);

@@ -39,7 +39,7 @@ impl Compaction {
     /// The surviving records, in the order their latest values were written.
     pub fn records(&self) -> Vec<Record> {
         let mut v: Vec<&(u64, Record)> = self.latest.values().collect();
-        v.sort_unstable_by_key(|(seq, _)| *seq);
+        crate::util::sort::unstable_by_key(&mut v, |(seq, _)| *seq);
         v.into_iter().map(|(_, r)| r.clone()).collect()
     }
 

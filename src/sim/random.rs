@@ -241,7 +241,8 @@ impl Simulation {
         if !missing.is_empty() {
             return Err(format!("tasks without an active owner: {missing:?}"));
         }
-        let members: BTreeSet<&String> = view.live_members().map(|(id, _)| id).collect();
+        let members: BTreeSet<&String> =
+            crate::util::sort::collect_set(view.live_members().map(|(id, _)| id));
         for c in self.clients() {
             if c.status_name() == "bouncing" {
                 return Err(format!("{} is bouncing", c.member_id));
@@ -388,11 +389,9 @@ impl Runner {
                 self.act(Action::AddMember { process_id: p })
             }
             10 => {
-                let n = self
-                    .sim
-                    .clients()
-                    .map(|m| m.process_id.clone())
-                    .collect::<BTreeSet<_>>();
+                let n: BTreeSet<_> = crate::util::sort::collect_set(
+                    self.sim.clients().map(|m| m.process_id.clone()),
+                );
                 if n.len() >= 5 || alive.len() >= 8 {
                     return Ok(());
                 }

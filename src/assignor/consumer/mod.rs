@@ -108,7 +108,7 @@ impl GroupSpec {
     pub fn subscription_type_of(members: &[MemberSpec]) -> SubscriptionType {
         let mut sets = members
             .iter()
-            .map(|m| m.subscribed_topics.iter().collect::<BTreeSet<_>>());
+            .map(|m| crate::util::sort::collect_set(m.subscribed_topics.iter()));
         match sets.next() {
             Some(first) if sets.all(|s| s == first) => SubscriptionType::Homogeneous,
             Some(_) => SubscriptionType::Heterogeneous,

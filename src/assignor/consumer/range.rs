@@ -70,7 +70,7 @@ impl PartitionAssignor for RangeAssignor {
         }
         group.check_unique_members()?;
         let mut members: Vec<&MemberSpec> = group.members.iter().collect();
-        members.sort_by(|a, b| member_order(a, b));
+        crate::util::sort::by(&mut members, |a, b| member_order(a, b));
 
         let mut ranges: BTreeMap<TopicId, TopicRanges> = BTreeMap::new();
         let mut add_subscriber = |topic: &TopicId, count: i32| -> Result<(), AssignorError> {

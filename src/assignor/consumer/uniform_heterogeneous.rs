@@ -96,7 +96,7 @@ impl Builder<'_> {
 
     fn sorted_topics(&self, topics: impl Iterator<Item = TopicId>) -> Vec<TopicId> {
         let mut sorted: Vec<TopicId> = topics.collect();
-        sorted.sort_by(|a, b| self.topic_order(a, b));
+        crate::util::sort::by(&mut sorted, |a, b| self.topic_order(a, b));
         sorted
     }
 
@@ -149,7 +149,7 @@ impl Builder<'_> {
             })
             .filter(|(_, free)| !free.is_empty())
             .collect();
-        let unowned: BTreeMap<TopicId, Vec<i32>> = unowned.into_iter().collect();
+        let unowned: BTreeMap<TopicId, Vec<i32>> = crate::util::sort::collect_map(unowned);
         let mut balancer = Balancer::default();
         for topic in self.sorted_topics(unowned.keys().copied()) {
             balancer.initialize(&self.subscribers[&topic], &self.sizes);
@@ -194,7 +194,7 @@ impl Builder<'_> {
         }
         let owners = &self.owners[&topic];
         let mut partitions: Vec<i32> = (0..owners.len() as i32).collect();
-        partitions.sort_by_key(|p| (owners[*p as usize], *p));
+        crate::util::sort::by_key(&mut partitions, |p| (owners[*p as usize], *p));
         // Each owner's partitions are one run of `partitions`: [start, end).
         let mut runs: FxHashMap<i32, (usize, usize)> = FxHashMap::default();
         for (i, p) in partitions.iter().enumerate() {
@@ -280,7 +280,7 @@ impl Balancer {
     fn initialize(&mut self, members: &[usize], sizes: &[i64]) -> i64 {
         self.sorted.clear();
         self.sorted.extend_from_slice(members);
-        self.sorted.sort_by_key(|m| (sizes[*m], *m));
+        crate::util::sort::by_key(&mut self.sorted, |m| (sizes[*m], *m));
         let least = sizes[self.sorted[0]];
         let most = sizes[*self.sorted.last().expect("a topic has subscribers")];
         let len = self.sorted.len() as isize;

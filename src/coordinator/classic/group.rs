@@ -343,11 +343,12 @@ impl ClassicGroup {
     /// hash-map order).
     pub fn select_protocol(&self) -> Option<String> {
         let support = self.protocol_support();
-        let candidates: BTreeSet<&str> = support
-            .iter()
-            .filter(|(_, n)| **n == self.members.len())
-            .map(|(p, _)| *p)
-            .collect();
+        let candidates: BTreeSet<&str> = crate::util::sort::collect_set(
+            support
+                .iter()
+                .filter(|(_, n)| **n == self.members.len())
+                .map(|(p, _)| *p),
+        );
         let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
         for m in self.members.values() {
             if let Some(p) = m.vote(&candidates) {
