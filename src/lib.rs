@@ -91,6 +91,10 @@
 //! assert_eq!(restarted.state_hash(), coordinator.state_hash());
 //! ```
 
+// Every public item of the library is documented (the lint covers the library only: test
+// files and the binary are not API).
+#![deny(missing_docs)]
+
 pub mod assignor;
 pub mod config;
 pub mod config_keys;
