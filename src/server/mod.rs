@@ -150,6 +150,10 @@ pub(crate) struct Shared {
     pub authorize: bool,
     /// SCRAM credentials (the owner's state writes them, SASL exchanges read them).
     pub scram: Arc<std::sync::RwLock<security::scram::ScramCredentials>>,
+    /// Recent exchanges and records per group for the live view (written by the owner while
+    /// `watch` says someone looks, read by `/api/history`).
+    pub history: std::sync::Mutex<web::history::History>,
+    pub watch: web::history::Watch,
 }
 
 impl Shared {
@@ -452,7 +456,12 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         request_memory: MemoryBudget::new(server_budget(&opts.server)),
         authorize: opts.server.authorizer.enabled(),
         scram: state.scram.clone(),
+        history: Default::default(),
+        watch: Default::default(),
     });
+    // A fresh server records its history for a while even before anyone looks: a group that
+    // starts with the server shows its joins when the page is opened.
+    shared.watch.looked(now_ms().0);
     shared
         .metrics
         .log_bytes

@@ -18,9 +18,11 @@ use crate::coordinator::classic::RequestToken;
 use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
+use super::kafka::Handled;
 use super::kafka::State;
 use super::peer::Peer;
 use super::storage::log::LogEntry;
+use super::web::history::History;
 use super::web::{LiveSnapshot, LiveView};
 use super::wire::{Header, Req, Resp};
 use super::{Shared, now_ms};
@@ -276,6 +278,8 @@ impl Owner {
         let now = now_ms();
         let mut entries = Vec::new();
         let mut replies = Vec::with_capacity(jobs.len());
+        let shared = self.shared.clone();
+        let mut history = watched_history(&shared);
         for job in jobs.drain(..) {
             let mut resps = Vec::with_capacity(job.items.len());
             for (header, req) in &job.items {
@@ -289,11 +293,15 @@ impl Owner {
                     live.group_changed(&r.group_id);
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
+                if let Some(history) = history.as_mut() {
+                    record_exchange(history, now.0, header, req, &h);
+                }
                 entries.extend(h.entries);
                 resps.push(h.resp);
             }
             replies.extend(self.parked.park(job.reply, job.items, resps));
         }
+        drop(history);
         self.route_answers(&mut replies);
         let counters = std::mem::take(&mut self.state.counters);
         let metrics = &self.shared.metrics;
@@ -304,7 +312,15 @@ impl Owner {
     }
 
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
-        let entries = self.state.fire_timers(now_ms());
+        let now = now_ms();
+        let entries = self.state.fire_timers(now);
+        if let Some(mut history) = watched_history(&self.shared) {
+            for e in &entries {
+                if let LogEntry::Records(rs) = e {
+                    history.records(now.0, "timer", rs);
+                }
+            }
+        }
         // A timer may complete deferred requests (the join phase ends at the rebalance timeout).
         let mut replies = Vec::new();
         self.route_answers(&mut replies);
@@ -355,6 +371,48 @@ impl Owner {
         self.shared.live.send_replace(snap.clone());
         *last = Instant::now();
         snap
+    }
+}
+
+/// The live view's history, locked, while someone watches (else it is dropped).
+fn watched_history(shared: &Shared) -> Option<std::sync::MutexGuard<'_, History>> {
+    let now = now_ms().0;
+    if !shared.watch.watched(now) {
+        if shared.watch.stop_recording() {
+            let mut h = shared.history.lock().unwrap_or_else(|e| e.into_inner());
+            h.stop();
+        }
+        return None;
+    }
+    let mut h = shared.history.lock().unwrap_or_else(|e| e.into_inner());
+    h.recording(now);
+    Some(h)
+}
+
+/// Note one handled request in the history: a StreamsGroupHeartbeat exchange, and the records
+/// any request wrote, with the request as their cause.
+fn record_exchange(history: &mut History, now: i64, header: &Header, req: &Req, h: &Handled) {
+    let cause = match req {
+        Req::Heartbeat(r) => {
+            if let Resp::Heartbeat(resp) = &h.resp {
+                history.heartbeat(now, header.api_version, r, resp);
+            }
+            let member = if r.member_id.is_empty() {
+                "(new member)"
+            } else {
+                r.member_id.as_str()
+            };
+            format!("heartbeat {member}")
+        }
+        _ => match kafka_protocol::messages::ApiKey::try_from(header.api_key) {
+            Ok(k) => format!("{k:?}"),
+            Err(_) => format!("api {}", header.api_key),
+        },
+    };
+    for e in &h.entries {
+        if let LogEntry::Records(rs) = e {
+            history.records(now, &cause, rs);
+        }
     }
 }
 
