@@ -5,6 +5,7 @@ import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks
 import { installTooltips } from './glossary.js';
 import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassicHeader, stopTheWorld } from './classic.js';
 import { startLive } from './live.js';
+import { LESSONS, LessonPlayer, renderWelcome } from './lessons.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
@@ -49,6 +50,16 @@ async function boot() {
     }
   } else startPreset(params.get('preset') ?? S.presets[0].name);
   wire();
+  S.lessons = new LessonPlayer($('lesson'), {
+    presets: () => S.presets,
+    start: (spec, actions, name) => { pause(); setDriver(new RemoteDriver(S.W, spec, actions, name)); $('preset').value = name; },
+    seek: (t) => { S.pendingSeek = t; },
+    play, pause, now: () => S.driver.now,
+  });
+  if (params.has('lesson') && LESSONS.some((l) => l.id === params.get('lesson'))) S.lessons.open(params.get('lesson'));
+  else if (!location.search && !pl && !localStorage.getItem('groupcoord-welcome-closed')) {
+    renderWelcome($('welcome'), (id) => S.lessons.open(id), () => localStorage.setItem('groupcoord-welcome-closed', '1'));
+  }
   if (params.has('live')) showTab('live');
   document.body.dataset.ready = 'true';
   requestAnimationFrame(loop);
@@ -268,6 +279,7 @@ function render() {
     if (sc.value !== String(now)) sc.value = now;
   }
   renderMarks(max, now);
+  S.lessons?.render(now);
   if (S.tab === 'compare') Compare.sync();
 }
 
@@ -349,8 +361,13 @@ function loop(ts) {
       else d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
     } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
-        const real = Math.min(250, ts - S.lastTs), ms = real * speed();
-        if (ms >= 1) {
+        const real = Math.min(250, ts - S.lastTs);
+        let ms = real * speed();
+        // A lesson stops playback exactly at its next step's time.
+        const stop = S.lessons?.nextStop(d.now);
+        const atStop = stop != null && d.now + ms >= stop;
+        if (atStop) { ms = stop - d.now; pause(); }
+        if (ms >= 1 || (atStop && ms > 0)) {
           const from = d.now;
           d.advance(ms, SIM_BUDGET_MS).then((frames) => {
             if (S.driver !== d) return;
@@ -627,7 +644,7 @@ function wire() {
   $('speed').oninput = showSpeed;
   showSpeed();
   $('scrub').oninput = (e) => { pause(); S.pendingSeek = Number(e.target.value); };
-  $('preset').onchange = (e) => { pause(); startPreset(e.target.value); };
+  $('preset').onchange = (e) => { pause(); S.lessons?.close(); startPreset(e.target.value); };
   $('seed').onchange = (e) => {
     pause();
     const seed = Math.max(0, Math.round(Number(e.target.value) || 0));
@@ -641,6 +658,7 @@ function wire() {
     try { await navigator.clipboard.writeText(url); toast('Permalink copied to the clipboard (and in the address bar).'); } catch { toast('Permalink is in the address bar.'); }
   };
   $('help-btn').onclick = () => ($('help').hidden = false);
+  $('lessons-btn').onclick = () => renderWelcome($('welcome'), (id) => S.lessons.open(id), () => localStorage.setItem('groupcoord-welcome-closed', '1'));
   $('help-close').onclick = () => ($('help').hidden = true);
   $('help').onclick = (e) => { if (e.target === $('help')) $('help').hidden = true; };
   for (const b of document.querySelectorAll('[data-act]')) b.onclick = () => globalAction(b.dataset.act);

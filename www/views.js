@@ -60,7 +60,7 @@ export function renderHeader(el, g, extra = '') {
   el._key = key;
   const known = g.members.filter((m) => m.state != null).length;
   el.innerHTML = `
-    <span class="badge state-${esc(g.state)}" data-term="group-state" data-testid="group-state">${esc(g.state)}</span>
+    <span class="badge state-${esc(g.state)}" data-term="gs-${esc(g.state)}" tabindex="0" data-testid="group-state">${esc(g.state)}</span>
     <span class="gid">${esc(g.group_id)}</span>
     <span class="kv" data-term="group-epoch">group epoch <b data-testid="group-epoch">${g.group_epoch}</b></span>
     <span class="kv" data-term="assignment-epoch">assignment epoch <b data-testid="assignment-epoch">${g.assignment_epoch}</b></span>
@@ -223,6 +223,7 @@ export class MemberCards {
   }
   update(g, now, order) {
     this.now = now;
+    this.assignmentEpoch = g.group_type === 'classic' ? null : g.assignment_epoch;
     let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
@@ -244,7 +245,7 @@ export class MemberCards {
       const color = memberColor(m.member_id, order);
       // Everything fill() shows (not the deadlines, which only move the arc).
       const cl = m.classic;
-      const key = `${cl ? `${cl.client_state}|${cl.generation}|${cl.is_leader}|${cl.known_to_coordinator}|${cl.owned_partitions}|${cl.revoked_partitions}|${cl.stalled_until_ms}|${cl.assignor}` : ''}|${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
+      const key = `${cl ? `${cl.client_state}|${cl.generation}|${cl.is_leader}|${cl.known_to_coordinator}|${cl.owned_partitions}|${cl.revoked_partitions}|${cl.stalled_until_ms}|${cl.assignor}` : ''}|${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}|${this.assignmentEpoch}`;
       if (c._key !== key) {
         c._key = key; c._order = order;
         // New cards: the first ones now (they are the ones in view at first), the rest later.
@@ -289,8 +290,10 @@ export class MemberCards {
     const chips = (list, role) => list.map((t) => `<span class="chip ${role}${pend.has(t) ? ' pending' : ''}">${esc(t)}</span>`).join('');
     const tgtA = new Set(m.target_active), curA = new Set(m.active);
     const plus = m.target_active.filter((t) => !curA.has(t)), minus = m.active.filter((t) => !tgtA.has(t));
-    const status = m.client_status && m.client_status !== 'alive' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
+    // `unknown`: live mode (the server sees only the coordinator's side).
+    const status = m.client_status && m.client_status !== 'alive' && m.client_status !== 'unknown' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
     const st = m.state ?? 'not in group';
+    const behind = m.state === 'STABLE' && m.member_epoch != null && this.assignmentEpoch != null && m.member_epoch >= 0 && m.member_epoch < this.assignmentEpoch;
     c.className = `card ${m.state ? '' : 'gone'} ${m.client_status ?? ''} ${pend.size ? 'has-pending' : ''}`;
     c.style.setProperty('--mc', memberColor(m.member_id, order));
     c.innerHTML = `
@@ -302,8 +305,9 @@ export class MemberCards {
           <div class="sub">${esc(m.process_id)}${m.rack ? ` · rack ${esc(m.rack)}` : ''}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}</div></div>
         ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
       </div>
-      <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" data-testid="member-state">${esc(st)}</span>
+      <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" tabindex="0" data-testid="member-state">${esc(st)}</span>
         <span data-term="member-epoch">epoch <b>${m.member_epoch ?? '–'}</b></span>${m.previous_member_epoch != null ? `<small> (prev ${m.previous_member_epoch})</small>` : ''}</div>
+      ${behind ? `<div class="mstate-note" data-testid="epoch-note">at epoch ${m.member_epoch}, the assignment is at ${this.assignmentEpoch}: it learns the new epoch on its next heartbeat</div>` : ''}
       <div class="roles">
         ${m.active.length ? `<div><span class="rl" data-term="active">A</span>${chips(m.active, 'active')}</div>` : ''}
         ${m.standby.length ? `<div><span class="rl" data-term="standby">S</span>${chips(m.standby, 'standby')}</div>` : ''}
@@ -333,7 +337,7 @@ MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
         <div class="sub">${esc(m.process_id)}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}${k.known_to_coordinator ? '' : ' · <i>unknown to the coordinator</i>'}</div></div>
       ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
     </div>
-    <div class="card-state"><span class="mstate c-${esc(st)}" data-term="classic-client-state" data-testid="member-state">${esc(st)}</span>
+    <div class="card-state"><span class="mstate c-${esc(st)}" data-term="cs-${esc(st)}" tabindex="0" data-testid="member-state">${esc(st)}</span>
       <span data-term="generation">gen <b>${k.generation}</b></span></div>
     <div class="roles">
       ${k.owned_partitions.length ? `<div><span class="rl" data-term="owned-partitions">P</span>${chips(k.owned_partitions, 'active')}</div>` : '<div class="none">owns no partition</div>'}
@@ -721,7 +725,17 @@ export class Swimlanes {
     this._key = key;
     const members = g.members.map((m) => m.member_id);
     const lane = new Map(members.map((id, i) => [id, i + 1]));
-    const L = 74, R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
+    const c0 = (this.ctx ??= this.canvas.getContext('2d'));
+    c0.font = '600 11px system-ui, sans-serif';
+    const labelW = (this._labelW ??= new Map());
+    let widest = 0;
+    for (const m of g.members) {
+      const text = m.ghost ? `✕ ${short(m.member_id)}` : short(m.member_id);
+      let lw = labelW.get(text);
+      if (lw == null) { lw = c0.measureText(text).width; if (labelW.size > 2000) labelW.clear(); labelW.set(text, lw); }
+      widest = Math.max(widest, lw);
+    }
+    const L = Math.min(150, Math.max(74, Math.ceil(widest) + 10)), R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
     const cv = this.canvas, vh = Math.min(h, this.viewH || h);
     if (this._h !== h) { this._h = h; this.sizer.style.height = `${h}px`; }
     if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(vh * dpr)) {
@@ -745,7 +759,11 @@ export class Swimlanes {
     c.fillStyle = '#5b6270';
     c.fillText('coordinator', 4, laneY(0));
     for (let i = lo; i <= Math.min(hi, members.length); i++) { c.beginPath(); c.moveTo(L, laneY(i)); c.lineTo(w - R, laneY(i)); c.stroke(); }
-    members.forEach((id, i) => { if (vis(i + 1)) { c.fillStyle = memberColor(id, order); c.fillText(short(id), 4, laneY(i + 1)); } });
+    g.members.forEach((m, i) => {
+      if (!vis(i + 1)) return;
+      // A member that left or was fenced keeps a ghost lane (grey, crossed) with its last messages.
+      if (m.ghost) { c.fillStyle = '#9aa1ab'; c.fillText(`✕ ${short(m.member_id)}`, 4, laneY(i + 1)); } else { c.fillStyle = memberColor(m.member_id, order); c.fillText(short(m.member_id), 4, laneY(i + 1)); }
+    });
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
     this.hits = [];
