@@ -6,6 +6,7 @@ import { installTooltips } from './glossary.js';
 import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassicHeader, stopTheWorld } from './classic.js';
 import { startLive } from './live.js';
 import { LESSONS, LessonPlayer, renderWelcome } from './lessons.js';
+import { GhostCards, announce, ghostMembers } from './history.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
@@ -173,6 +174,8 @@ function resetViews() {
   V.grid ??= new AssignmentGrid($('grid'));
   V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
   V.stw ??= new OwnershipBand($('stw'));
+  V.ghosts ??= new GhostCards($('ghosts'), { onSelect: (m) => m && showMessage(m) });
+  S.ghostKey = null;
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -245,7 +248,14 @@ function render() {
   const win = Math.max(10000, 8 * hbInterval());
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
-  timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
+  // Members that left or were fenced keep a ghost lane and card (recomputed when messages arrive).
+  const last = d.messages[d.messages.length - 1];
+  const ghostKey = `${last?.seq}|${last?.fate}|${g.members.length}`;
+  if (ghostKey !== S.ghostKey) { S.ghostKey = ghostKey; S.ghosts = ghostMembers(g, d.messages.length > 4000 ? d.messages.slice(-4000) : d.messages); }
+  V.ghosts.update(S.ghosts);
+  const lanesG = S.ghosts.length ? { ...g, members: [...g.members, ...S.ghosts] } : g;
+  timed('lanes', () => V.lanes.update(d.messages, d.records, lanesG, now, win, S.order, timeMarks(d.actions)));
+  announceChanges(g);
   if (classic) {
     // The records name members by the coordinator's ids; the chart shows the simulation's names.
     for (const m of g.members) if (m.classic?.coordinator_member_id) S.classicNames.set(m.classic.coordinator_member_id, m.member_id);
@@ -281,6 +291,35 @@ function render() {
   renderMarks(max, now);
   S.lessons?.render(now);
   if (S.tab === 'compare') Compare.sync();
+}
+
+/** Actions worth a line on the swimlanes' time axis. */
+function timeMarks(actions) {
+  if (actions === S.marksOf) return S.marks;
+  S.marksOf = actions;
+  const kinds = { restart_coordinator: 'restart', cut_network: 'cut', heal_network: 'heal', set_message_loss: 'loss', crash_member: 'cut' };
+  S.marks = actions.filter((a) => kinds[a.action]).map((a) => ({
+    at_ms: a.at_ms, kind: kinds[a.action],
+    label: a.action === 'restart_coordinator' ? 'coordinator restart' : a.action === 'set_message_loss' ? `message loss ${a.percent}%` : `${a.action === 'cut_network' ? 'network cut' : a.action === 'heal_network' ? 'network healed' : 'crash'} ${short(a.member)}`,
+  }));
+  return S.marks;
+}
+
+/** State changes for screen readers (the aria-live region): the group's state and epoch, and
+ * each member's state (at most a few per render; not while many members change at once). */
+function announceChanges(g) {
+  const key = `${g.state}|${g.group_epoch}`;
+  const prev = S.announced;
+  const states = new Map(g.members.map((m) => [m.member_id, m.state ?? m.classic?.client_state ?? 'gone']));
+  S.announced = { key, states, driver: S.driver };
+  if (!prev || prev.driver !== S.driver) return;
+  const parts = [];
+  if (prev.key !== key) parts.push(`group ${g.state}, ${isClassic(g) ? 'generation' : 'epoch'} ${g.group_epoch}`);
+  const changed = [...states].filter(([id, st]) => prev.states.get(id) !== st);
+  if (changed.length && changed.length <= 4) for (const [id, st] of changed) parts.push(`${id} ${st}`);
+  else if (changed.length) parts.push(`${changed.length} members changed state`);
+  for (const id of prev.states.keys()) if (!states.has(id) && parts.length < 6) parts.push(`${id} left the group`);
+  if (parts.length) announce(`${fmtT(g.now_ms ?? S.driver.now)}: ${parts.join('; ')}`);
 }
 
 /** Sets a text node's content only when it differs (no needless style and layout work). */
@@ -674,6 +713,7 @@ function wire() {
   });
   document.addEventListener('keydown', (e) => {
     if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu')) return;
+    if (e.target.closest('.lanes-wrap') && /^(ArrowLeft|ArrowRight|Enter| )$/.test(e.key)) return; // the swimlanes' own keys
     if (e.key === ' ' && e.target.closest('.menu-btn')) return; // Space presses the focused ⋯ button
     if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }
     else if (e.key === 'ArrowRight') { e.preventDefault(); stepForward(); }

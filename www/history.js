@@ -15,7 +15,7 @@ export function ghostMembers(g, messages, max = 8) {
 
 /** Why a member is gone, from its last exchange. */
 export function whyGone(m) {
-  const epoch = m.request?.member_epoch;
+  const epoch = m.request?.member_epoch ?? m.req_epoch;
   if (m.api === 'LeaveGroup') return 'left (LeaveGroup)';
   if (epoch === -1) return 'left the group (heartbeat with epoch −1)';
   if (epoch === -2) return 'static member left temporarily (epoch −2): its tasks wait for it until the session timeout';
@@ -43,7 +43,7 @@ export class GhostCards {
       const m = x.last, r = m.response;
       return `<button class="card ghost" data-testid="ghost-card" data-member="${esc(x.member_id)}" data-seq="${m.seq}" title="${esc(x.member_id)}: show its last exchange">
         <b>${esc(short(x.member_id))}</b> <span class="why">${esc(x.why)}</span>
-        <span class="last">last ${esc(m.api || 'heartbeat')} at ${fmtT(m.sent_ms)}: epoch ${m.request?.member_epoch ?? m.request?.generation_id ?? '–'}${r ? ` → ${r.error_code ? esc(m.error ?? `error ${r.error_code}`) : `answered epoch ${r.member_epoch ?? '–'}`}` : ' · no answer'}</span></button>`;
+        <span class="last">last ${esc(m.api || 'heartbeat')} at ${fmtT(m.sent_ms)}: epoch ${m.request?.member_epoch ?? m.request?.generation_id ?? m.req_epoch ?? '–'}${m.error ? ` → ${esc(m.error)}` : m.received_ms >= 0 ? ` → answered epoch ${r?.member_epoch ?? m.resp_epoch ?? '–'}` : ' · no answer'}</span></button>`;
     }).join('')}` : '';
   }
 }
