@@ -687,3 +687,89 @@ test('every lesson opens by ?lesson= and its steps are in time order', async () 
   }
   assert.deepEqual(errors, []);
 });
+
+test('history stays visible: ghost lanes and cards, restarts and crashes on the time axis, chart at true height with legend and hover values', async () => {
+  const page = await open(`${base}?preset=crash-standby-failover`);
+  await page.evaluate(() => window.explorer.seek(66500));
+  await page.waitForFunction(() => window.explorer.driver.now >= 66500 && !window.explorer.driver.busy, null, { timeout: 30000 });
+  // p1 was fenced by its session timeout: a ghost card and a ghost lane with its last heartbeat.
+  await page.waitForSelector('[data-testid=ghost-card][data-member="p1-t0-1"]');
+  assert.match(await page.textContent('[data-testid=ghost-card][data-member="p1-t0-1"]'), /session timeout/);
+  assert.ok(await page.evaluate(() => window.explorer.views.lanes.g.members.some((m) => m.ghost && m.member_id === 'p1-t0-1')));
+  // Click the ghost card: its last exchange in the detail panel.
+  await page.click('[data-testid=ghost-card][data-member="p1-t0-1"]');
+  await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('p1-t0-1'));
+  // The crash is marked on the swimlanes' time axis; a coordinator restart too.
+  await page.evaluate(() => window.explorer.seek(30000));
+  await page.waitForFunction(() => window.explorer.driver.now === 30000 && !window.explorer.driver.busy);
+  await page.evaluate(() => window.explorer.act({ action: 'restart_coordinator' }));
+  await page.waitForFunction(() => (window.explorer.views.lanes.markHits ?? []).some((m) => m.label === 'coordinator restart'));
+  assert.ok(await page.evaluate(() => window.explorer.views.lanes.markHits.some((m) => m.label === 'crash p1-t0')));
+  // The epoch chart: member lines at their true height (the same y as the group epoch once
+  // Stable), a per-member legend with epochs, values on hover.
+  await page.evaluate(() => window.explorer.seek(12000));
+  await page.waitForFunction(() => window.explorer.driver.now === 12000 && !window.explorer.driver.busy);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chart-legend] .lg-m').length === 3);
+  const endY = (d) => Number(/V([\d.]+)H[\d.]+$/.exec(d)?.[1] ?? /,([\d.]+)H[\d.]+$/.exec(d)?.[1]);
+  const ge = await page.$eval('#chart path.ge', (p) => p.getAttribute('d'));
+  const ms = await page.$$eval('#chart path.m', (ps) => ps.map((p) => p.getAttribute('d')));
+  for (const d of ms) assert.equal(endY(d), endY(ge), `member line at the group epoch's height: ${d} vs ${ge}`);
+  assert.match(await page.textContent('[data-testid=chart-legend]'), /p1-t0-1 5/);
+  const box = await page.$eval('#chart svg', (s) => { const r = s.getBoundingClientRect(); return { w: r.width, h: r.height }; });
+  await page.hover('#chart svg', { position: { x: box.w * 0.8, y: box.h / 2 } });
+  await page.waitForSelector('[data-testid=chart-hover]:not([hidden])');
+  assert.match(await page.textContent('[data-testid=chart-hover]'), /group epoch 5[\s\S]*assignment epoch 5[\s\S]*p1-t0-1 5/);
+  // A static member's −2 leave keeps its ghost too (rolling bounce: the old member id).
+  const page2 = await open(`${base}?preset=rolling-bounce`);
+  await page2.evaluate(() => window.explorer.seek(29000));
+  await page2.waitForFunction(() => window.explorer.driver.now >= 29000 && !window.explorer.driver.busy, null, { timeout: 30000 });
+  await page2.waitForSelector('[data-testid=ghost-card][data-member="p1-t0-1"]');
+  assert.match(await page2.textContent('[data-testid=ghost-card][data-member="p1-t0-1"]'), /epoch −2/);
+  // Messages fly between the lanes while playing.
+  await setSpeed(page2, 0);
+  await page2.click('[data-testid=play]');
+  await page2.waitForFunction(() => Number(document.querySelector('#lanes').dataset.flying) > 0, null, { timeout: 10000 });
+  await page2.click('[data-testid=play]');
+  assert.deepEqual(errors, []);
+});
+
+test('accessibility: announcements, swimlanes by keyboard, labelled canvases, detail beside the lanes at 768 px', async () => {
+  const page = await browser.newPage({ viewport: { width: 768, height: 1000 } });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page.goto(`${base}?preset=scale-out`);
+  await page.waitForSelector('body[data-ready=true]');
+  await page.evaluate(() => window.explorer.seek(19000));
+  await page.waitForFunction(() => window.explorer.driver.now === 19000 && !window.explorer.driver.busy);
+  await setSpeed(page, 1);
+  await page.click('[data-testid=play]');
+  // State changes are announced in the aria-live region.
+  await page.waitForFunction(() => /group (Assigning|Reconciling)/.test(document.querySelector('[data-testid=announcer]').textContent), null, { timeout: 20000 });
+  assert.equal(await page.getAttribute('[data-testid=announcer]', 'aria-live'), 'polite');
+  await page.click('[data-testid=play]');
+  // Canvases and the chart have labels.
+  for (const sel of ['#grid canvas', '#lanes canvas', '#chart']) assert.ok((await page.getAttribute(sel, 'aria-label'))?.length > 20, sel);
+  // Keyboard: focus the lanes, step through messages with the arrows, Enter shows one.
+  await page.focus('#lanes');
+  await page.keyboard.press('ArrowLeft');
+  const first = await page.getAttribute('#lanes', 'data-focus-seq');
+  assert.ok(first, 'a message has the focus');
+  assert.match(await page.textContent('[data-testid=lanes-focus]'), /^message \d+ of \d+: StreamsGroupHeartbeat from p\d-t\d-1/);
+  await page.keyboard.press('ArrowLeft');
+  const second = await page.getAttribute('#lanes', 'data-focus-seq');
+  assert.ok(Number(second) < Number(first), 'the previous message');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.getAttribute('#lanes', 'data-focus-seq'), first);
+  const t = await now(page);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#detail').textContent.includes('StreamsGroupHeartbeat'));
+  assert.equal(await now(page), t, 'the arrows in the lanes do not step the simulation');
+  // At 768 px the detail panel sits beside the swimlanes.
+  const lanes = await page.$eval('.lanes-panel', (e) => e.getBoundingClientRect().toJSON());
+  const detail = await page.$eval('#detail', (e) => e.getBoundingClientRect().toJSON());
+  assert.ok(detail.left >= lanes.right - 1, `detail (${detail.left}) right of the lanes (${lanes.right})`);
+  assert.ok(Math.abs(detail.top - lanes.top) < 2, `same row: ${detail.top} vs ${lanes.top}`);
+  await page.$eval('.lanes-panel', (e) => e.scrollIntoView());
+  await page.screenshot({ path: `${OUT}12-768px-lanes-detail.png` });
+  await page.close();
+  assert.deepEqual(errors, []);
+});

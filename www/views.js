@@ -929,6 +929,7 @@ export class Swimlanes {
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
     c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
     c.textAlign = 'left';
+    if (this.el.dataset.flying !== String(flying.length)) this.el.dataset.flying = flying.length;
     if (this.el.dataset.count !== String(this.hits.length)) {
       this.el.dataset.count = this.hits.length;
       this.canvas.setAttribute('aria-label', `${this.hits.length} messages between ${g.members.length} members and the coordinator in the last ${fmtT(windowMs)}; focus the lanes and use the arrow keys to go through them`);
