@@ -188,9 +188,9 @@ mod native {
         /// Override a config key: key=value (repeatable; wins over --config).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Serve the web view (www/, /api/groups, /api/events, /metrics, /healthz, /readyz) on
-        /// this address (default 127.0.0.1:8080 when given without one). Beyond loopback it
-        /// needs --http-token.
+        /// Serve the web view (www/, /api/groups, /api/events, /api/history, /metrics, /healthz,
+        /// /readyz) on this address (default 127.0.0.1:8080 when given without one). Beyond
+        /// loopback it needs --http-token.
         #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
         http: Option<SocketAddr>,
         /// Bearer token the web view requires from clients beyond loopback (also
