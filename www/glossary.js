@@ -71,6 +71,7 @@ export const GLOSSARY = {
   'api-LeaveGroup': { t: 'LeaveGroup (API key 13)', classic: true, spec: '§C4.3',
     d: 'A dynamic consumer closing: it is removed at once and a rebalance starts, without waiting for the session timeout. Static members do not send it.' },
   // "Why am I here": one line per group and member state (hover or focus a state badge).
+  'not-in-group': { t: 'Not in the group', spec: '§3.4', why: 'The coordinator has no such member: its joining heartbeat (epoch 0) has not arrived yet, or it left or was fenced and the client has not rejoined.', d: 'A process that starts shows its members here until their first heartbeat is answered.' },
   'gs-Empty': { t: 'Group state Empty', spec: '§2.1', why: 'The group has no members (all left or were fenced); its epochs and offsets remain.', d: 'A member joining (a heartbeat with epoch 0) makes it NotReady or Assigning.' },
   'gs-NotReady': { t: 'Group state NotReady', spec: '§2.1', why: 'Members exist but the topology cannot run yet: no topology, or it is not validated (missing source or internal topics; see the statuses).', d: 'The coordinator validates the topology against the topics (§3.8); once every source topic and internal topic exists the group moves on.' },
   'gs-Assigning': { t: 'Group state Assigning', spec: '§2.1, §3.10', why: 'The group epoch is ahead of the assignment epoch: membership or metadata changed and the new target assignment is not computed yet.', d: 'The assignor runs on a heartbeat once the assignment interval allows it; then the assignment epoch catches up.' },

@@ -19,7 +19,7 @@ export function whyGone(m) {
   if (m.api === 'LeaveGroup') return 'left (LeaveGroup)';
   if (epoch === -1) return 'left the group (heartbeat with epoch −1)';
   if (epoch === -2) return 'static member left temporarily (epoch −2): its tasks wait for it until the session timeout';
-  if (m.error) return `fenced: ${m.error}`;
+  if (m.error) return /FENCED|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION/.test(m.error) ? `fenced: ${m.error}` : `got an error and stopped: ${m.error}`;
   if (m.fate !== 'delivered') return `went silent (last message ${m.fate.replace('_', ' ')}): the session timeout removed it`;
   return 'went silent: the session timeout removed it';
 }

@@ -55,7 +55,7 @@ export const LESSONS = [
     id: 'static', title: 'Static membership and a rolling bounce', preset: 'rolling-bounce', seek: 19000,
     steps: [
       { at: 19000, focus: [CARDS], text: 'Three <b>static members</b> (<code>group.instance.id</code>). At 20 s p1 restarts (a rolling deploy), down for 8 s.' },
-      { at: 20100, focus: [card('p1'), LANES], text: 'A static member leaves with <b>epoch −2</b>: "I am coming back". The coordinator keeps its tasks for it; the group epoch does not move, so no rebalance starts.' },
+      { at: 20100, focus: [card('p1'), LANES], text: 'A static member leaves with <b>epoch −2</b>: "I am coming back". The coordinator keeps its tasks for it; the group epoch does not move, so no rebalance starts and nobody else gets p1\'s tasks. (The group shows Reconciling only because p1\'s epoch is −2 until it is back.)' },
       { at: 28100, focus: [CARDS, CHART], text: 'p1 rejoined under a <b>new member id</b> with the same instance id: it took over the old member\'s tasks and epoch (records: the old id\'s tombstones, the new one\'s assignment). Nothing moved. p2 and p3 follow at 40 s and 60 s.' },
     ],
   },
@@ -72,8 +72,8 @@ export const LESSONS = [
     id: 'eager', title: 'Classic groups: eager rebalancing', preset: 'classic-eager-range', seek: 14000,
     steps: [
       { at: 14000, focus: [CARDS], text: 'A classic consumer group (JoinGroup / SyncGroup / Heartbeat) with the eager <code>range</code> assignor. c1 owns all 6 partitions; at 15 s c2 joins.' },
-      { at: 15150, focus: [CARDS, '#stw'], text: 'A rebalance: every consumer <b>revokes all its partitions</b> before it rejoins (eager). Until SyncGroup hands out the new assignment nobody consumes: the red band counts partitions owned by nobody.' },
-      { at: 30250, focus: ['#stw', CHART], text: 'c3 joins: again the whole group stops. Compare with the next lesson.' },
+      { at: 15200, focus: [CARDS, '#stw'], text: 'A rebalance: every consumer <b>revokes all its partitions</b> before it rejoins (eager). Until SyncGroup hands out the new assignment nobody consumes: the red band counts partitions owned by nobody.' },
+      { at: 30200, focus: ['#stw', CHART], text: 'c3 joins: again the whole group stops. Compare with the next lesson.' },
     ],
   },
   {

@@ -50,7 +50,7 @@ export function watchSize(el, fn) {
   return ro;
 }
 
-const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRELEASED_TASKS', STABLE: 'STABLE' };
+const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRELEASED_TASKS', STABLE: 'STABLE', 'not in group': 'not-in-group' };
 
 // ---- group header -----------------------------------------------------------------------------
 

@@ -17,16 +17,64 @@ use crate::records::Record;
 use crate::sim::{MessageLogEntry, RecordLogEntry};
 
 /// Messages (and records) kept per group.
-pub const PER_GROUP: usize = 400;
-/// Groups with a history at most.
-pub const MAX_GROUPS: usize = 256;
+pub const PER_GROUP: usize = 500;
+/// Groups with a history at most (with [`PER_GROUP`]: at most 16,000 exchanges, kept as the
+/// decoded structs; JSON and hex are made only for the entries a page asks for).
+pub const MAX_GROUPS: usize = 32;
 /// How long a look at the view keeps the history recording.
 pub const WATCH_MS: i64 = 120_000;
+
+/// One StreamsGroupHeartbeat exchange as the owner answered it.
+#[derive(Debug)]
+struct Exchange {
+    seq: u64,
+    at_ms: i64,
+    version: i16,
+    req: StreamsGroupHeartbeatRequest,
+    resp: StreamsGroupHeartbeatResponse,
+}
+
+impl Exchange {
+    /// The simulation's shape of a message, with the JSON and wire bytes of both sides.
+    fn entry(&self) -> MessageLogEntry {
+        let (req, resp) = (&self.req, &self.resp);
+        let error = (resp.error_code != 0).then(|| {
+            let name = ErrorCode(resp.error_code).name();
+            match &resp.error_message {
+                Some(m) => format!("{name}: {m}"),
+                None => name.to_string(),
+            }
+        });
+        // The member id: the request's, or the one the coordinator answered (a first join).
+        let member_id = if req.member_id.is_empty() {
+            resp.member_id.clone()
+        } else {
+            req.member_id.clone()
+        };
+        MessageLogEntry {
+            seq: self.seq,
+            sent_ms: self.at_ms,
+            received_ms: self.at_ms,
+            member_id,
+            api: "StreamsGroupHeartbeat".to_string(),
+            api_version: self.version,
+            request: serde_json::to_value(req).unwrap_or_default(),
+            response: serde_json::to_value(resp).ok(),
+            request_hex: req
+                .encode(self.version)
+                .map(|b| hex(&b))
+                .unwrap_or_default(),
+            response_hex: resp.encode(self.version).ok().map(|b| hex(&b)),
+            error,
+            fate: "delivered".to_string(),
+        }
+    }
+}
 
 /// One group's recent exchanges and records, oldest first.
 #[derive(Debug, Default)]
 struct GroupHistory {
-    messages: VecDeque<MessageLogEntry>,
+    messages: VecDeque<Exchange>,
     records: VecDeque<RecordLogEntry>,
     touched_ms: i64,
 }
@@ -128,32 +176,12 @@ impl History {
         resp: &StreamsGroupHeartbeatResponse,
     ) {
         self.msg_seq += 1;
-        let error = (resp.error_code != 0).then(|| {
-            let name = ErrorCode(resp.error_code).name();
-            match &resp.error_message {
-                Some(m) => format!("{name}: {m}"),
-                None => name.to_string(),
-            }
-        });
-        // The member id: the request's, or the one the coordinator answered (a first join).
-        let member_id = if req.member_id.is_empty() {
-            resp.member_id.clone()
-        } else {
-            req.member_id.clone()
-        };
-        let entry = MessageLogEntry {
+        let entry = Exchange {
             seq: self.msg_seq,
-            sent_ms: now_ms,
-            received_ms: now_ms,
-            member_id,
-            api: "StreamsGroupHeartbeat".to_string(),
-            api_version: version,
-            request: serde_json::to_value(req).unwrap_or_default(),
-            response: serde_json::to_value(resp).ok(),
-            request_hex: req.encode(version).map(|b| hex(&b)).unwrap_or_default(),
-            response_hex: resp.encode(version).ok().map(|b| hex(&b)),
-            error,
-            fate: "delivered".to_string(),
+            at_ms: now_ms,
+            version,
+            req: req.clone(),
+            resp: resp.clone(),
         };
         let h = self.group(&req.group_id, now_ms);
         h.messages.push_back(entry);
@@ -193,7 +221,7 @@ impl History {
                     h.messages
                         .iter()
                         .filter(|m| m.seq > after_msg)
-                        .cloned()
+                        .map(Exchange::entry)
                         .collect()
                 })
                 .unwrap_or_default(),
