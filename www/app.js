@@ -352,7 +352,7 @@ function ingest(f) {
 
 function speed() { return 10 ** Number($('speed').value); }
 function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? s.toFixed(1) : Math.round(s)}×`; }
-function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
+function play() { S.playing = true; S.lastTs = null; S.holdAt = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
 function pause() { S.playing = false; S.speedAcc = null; if ($('speedeff')) { $('speedeff').textContent = ''; $('speedeff').hidden = true; } $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
 
 // Worker time per step request: with many members the simulation cannot always run at the requested
@@ -402,11 +402,12 @@ function loop(ts) {
       if (S.lastTs != null) {
         const real = Math.min(250, ts - S.lastTs);
         let ms = real * speed();
-        // A lesson stops playback exactly at its next step's time.
+        // A lesson stops playback exactly at its next step's time (the worker may need several
+        // requests to get there: playback pauses once it has).
         const stop = S.lessons?.nextStop(d.now);
-        const atStop = stop != null && d.now + ms >= stop;
-        if (atStop) { ms = stop - d.now; pause(); }
-        if (ms >= 1 || (atStop && ms > 0)) {
+        if (S.holdAt != null && d.now >= S.holdAt) { S.holdAt = null; pause(); ms = 0; }
+        else if (stop != null && d.now + ms >= stop) { ms = stop - d.now; S.holdAt = stop; }
+        if (ms >= 1 || (S.holdAt != null && ms > 0)) {
           const from = d.now;
           d.advance(ms, SIM_BUDGET_MS).then((frames) => {
             if (S.driver !== d) return;

@@ -264,11 +264,13 @@ test('live mode against a real `groupcoord serve --demo`: the real member states
   srv.stderr.on('data', (d) => { stderr += d; });
   t.after(async () => { srv.kill('SIGTERM'); await rm(dir, { recursive: true, force: true }); });
   const url = `http://127.0.0.1:${port + 1}/`;
-  for (let i = 0; i < 100; i++) {
-    try { if ((await fetch(`${url}readyz`)).ok) break; } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
+  let ready = false;
+  for (let i = 0; i < 600 && !ready; i++) {
+    try { ready = (await fetch(`${url}readyz`)).ok; } catch { /* not up yet */ }
+    if (!ready) await new Promise((r) => setTimeout(r, 100));
     assert.equal(srv.exitCode, null, `groupcoord serve exited: ${stderr}`);
   }
+  assert.ok(ready, `groupcoord serve not ready within 60 s: ${stderr}`);
   const page = await open(`${url}?live`);
   const grp = '#live-groups [data-group=demo-app]';
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
