@@ -459,9 +459,12 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         history: Default::default(),
         watch: Default::default(),
     });
-    // A fresh server records its history for a while even before anyone looks: a group that
-    // starts with the server shows its joins when the page is opened.
-    shared.watch.looked(now_ms().0);
+    // With --demo the history records from the start, before anyone looks: the demo group's
+    // joins show when the page is opened. (Not otherwise: a benchmark right after start-up
+    // would pay for it.)
+    if opts.demo {
+        shared.watch.looked(now_ms().0);
+    }
     shared
         .metrics
         .log_bytes

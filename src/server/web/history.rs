@@ -3,7 +3,7 @@
 //! taken from the server's real StreamsGroupHeartbeat exchanges and the records it wrote.
 //!
 //! Kept only while someone is watching (an `/api/...` request in the last [`WATCH_MS`]): an
-//! unwatched server pays one atomic load per batch. Bounded: [`PER_GROUP`] messages and
+//! unwatched server pays a clock read and an atomic load per batch. Bounded: [`PER_GROUP`] messages and
 //! records per group, [`MAX_GROUPS`] groups (the least recently active one is forgotten).
 
 use std::collections::{BTreeMap, VecDeque};
