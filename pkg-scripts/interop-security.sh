@@ -205,12 +205,16 @@ sed -e 's/username="admin" password="admin-secret"/username="streams" password="
 "$VENV/bin/python" -u tests/interop/security/authz.py setup --sasl-ssl "127.0.0.1:$P_SASL_SSL" --certs "$WORK/certs"
 
 s=0
+acl_pids=()
+i=0
 for acl in "--operation READ --topic interop-input --group $APP" \
            "--operation WRITE --topic interop-filtered --topic interop-counts" \
            "--operation READ --operation WRITE --operation CREATE --operation DELETE --resource-pattern-type prefixed --topic $APP-"; do
   # shellcheck disable=SC2086 # one ACL's options per string
-  tool org.apache.kafka.tools.AclCommand --add --allow-principal User:streams $acl >> "$WORK/acls.out" 2>&1 || s=1
+  tool org.apache.kafka.tools.AclCommand --add --allow-principal User:streams $acl > "$WORK/acls-$i.out" 2>&1 &
+  acl_pids+=($!); i=$((i + 1))
 done
+for p in "${acl_pids[@]}"; do wait "$p" || s=1; done
 out=$(tool org.apache.kafka.tools.AclCommand --list --principal User:streams 2>&1) || s=1
 echo "$out" > "$WORK/acls-list.out"
 for want in "name=interop-input, patternType=LITERAL" "name=$APP, patternType=LITERAL" "name=$APP-, patternType=PREFIXED" \

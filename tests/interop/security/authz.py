@@ -130,11 +130,15 @@ class Reader:
 class Conn:
     """One connection; requests are sent one at a time."""
 
-    def __init__(self, addr, cafile):
+    def __init__(self, addr, cafile=None):
+        """TLS with the CA in `cafile`; plaintext without."""
         host, port = addr.rsplit(":", 1)
         raw = socket.create_connection((host, int(port)), timeout=10)
-        ctx = ssl.create_default_context(cafile=cafile)
-        self.s = ctx.wrap_socket(raw, server_hostname="localhost")
+        if cafile:
+            ctx = ssl.create_default_context(cafile=cafile)
+            self.s = ctx.wrap_socket(raw, server_hostname="localhost")
+        else:
+            self.s = raw
         self.corr = 0
 
     def call(self, key, version, body, flexible):
@@ -207,14 +211,16 @@ class Conn:
         return code, epoch, r.b
 
     def offset_commit(self, group, member, epoch, topic, offset):
-        """OffsetCommit v7 of partition 0: its error code."""
-        body = (string(group) + i32(epoch) + string(member) + string(None)
-                + array([string(topic) + array([i32(0) + i64(offset) + i32(-1) + string(None)])]))
-        r = self.call(8, 7, body, False)
+        """OffsetCommit v9 (the first version a member of a streams group may commit with) of
+        partition 0: its error code."""
+        partition = i32(0) + i64(offset) + i32(-1) + cstring(None) + uvarint(0)
+        body = (cstring(group) + i32(epoch) + cstring(member) + cstring(None)
+                + carray([cstring(topic) + carray([partition]) + uvarint(0)]) + uvarint(0))
+        r = self.call(8, 9, body, True)
         r.i32()
-        r.i32()  # one topic
-        r.string()
-        r.i32()  # one partition
+        r.uvarint()  # one topic
+        r.cstring()
+        r.uvarint()  # one partition
         r.i32()
         return r.i16()
 
