@@ -356,7 +356,10 @@ impl State {
             let name = if v >= 13 {
                 self.topics
                     .keys()
-                    .find(|n| super::consumer::uuid_of_name(n) == t.topic_id)
+                    .find(|n| {
+                        super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(n))
+                            == t.topic_id
+                    })
                     .map(String::as_str)
             } else {
                 Some(t.topic.as_str())

@@ -1035,7 +1035,7 @@ fn produce_and_fetch_need_write_and_read_per_topic() {
     let mut f = FetchRequest::default();
     for name in ["ok", "no"] {
         let mut t = fetch_request::FetchTopic::default();
-        t.topic_id = super::consumer::uuid_of_name(name);
+        t.topic_id = super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(name));
         t.partitions = vec![fetch_request::FetchPartition::default()];
         f.topics.push(t);
     }
@@ -1051,7 +1051,10 @@ fn produce_and_fetch_need_write_and_read_per_topic() {
     let code = |name: &str| {
         r.responses
             .iter()
-            .find(|t| t.topic_id == super::consumer::uuid_of_name(name))
+            .find(|t| {
+                t.topic_id
+                    == super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(name))
+            })
             .map(|t| t.partitions[0].error_code)
     };
     assert_eq!(code("ok"), Some(0));

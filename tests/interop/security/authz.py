@@ -32,22 +32,10 @@ import urllib.request
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from clients import check, results  # the same RESULT lines as the authentication checks
+
 INPUT, FILTERED, COUNTS = "interop-input", "interop-filtered", "interop-counts"
 GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED = 30, 29
-
-results = []
-
-
-def check(name, fn):
-    t0 = time.time()
-    try:
-        detail = fn()
-        results.append((name, True))
-        print(f"RESULT PASS {name} ({time.time() - t0:.1f} s){': ' + detail if detail else ''}", flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a reported result
-        results.append((name, False))
-        print(f"RESULT FAIL {name}: {type(e).__name__}: {e}", flush=True)
-
 
 # --- the wire ---------------------------------------------------------------------------------------
 
