@@ -38,6 +38,9 @@ if [ -z "${QUICK:-}" ]; then
   # Every real consumer client in classic groups against groupcoord (issue 12), 10,000 records each.
   # --wait 90: every wait is event-driven; the bound only matters when a JVM start is slow.
   run_suite real-consumers env TAP=0 pkg-scripts/interop-consumers.sh --target groupcoord --jobs 2 --wait 90
+  # kafka-consumer-groups --describe (--offsets/--members/--state) on a KIP-848 group and kafka-groups
+  # --list with all three group types print what they print against Apache Kafka 4.4 (issue 14).
+  run_suite groups-cli pkg-scripts/interop-groups-cli.sh
 fi
 
 echo
