@@ -74,6 +74,8 @@ mod classic_client;
 mod classic_tests;
 mod client;
 mod config;
+mod consumer_client;
+mod consumer_snapshot;
 mod engine;
 mod invariants;
 mod presets;
@@ -87,8 +89,9 @@ pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
 pub use random::{
-    SeedFailure, SeedReport, random_classic_scenario, random_scenario, repro_classic_command,
-    repro_command, run_classic_seed, run_seed, run_seeds, run_seeds_with,
+    SeedFailure, SeedReport, random_classic_scenario, random_consumer_scenario, random_scenario,
+    repro_classic_command, repro_command, repro_consumer_command, run_classic_seed,
+    run_consumer_seed, run_seed, run_seeds, run_seeds_with,
 };
 
 /// Why a simulation could not be built or an action not applied.
