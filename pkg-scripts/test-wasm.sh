@@ -40,5 +40,5 @@ wasm-pack test --headless --chrome --chromedriver "$CHROMEDRIVER"
 node --test www/pkg.test.mjs
 
 # Playwright e2e against the page.
-(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs)
+(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs)
 echo "test-wasm: all wasm browser tests and e2e tests passed"

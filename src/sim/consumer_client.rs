@@ -294,17 +294,4 @@ impl Kip848Consumer {
             ClientStatus::Stopped => "stopped",
         }
     }
-
-    /// Display name of the client state.
-    pub fn state_name(&self, now: i64) -> &'static str {
-        if !self.is_alive() {
-            "stopped"
-        } else if self.epoch == 0 {
-            "joining"
-        } else if self.pending_target.is_some() || self.stalled(now) {
-            "reconciling"
-        } else {
-            "stable"
-        }
-    }
 }

@@ -78,22 +78,7 @@ impl Simulation {
                 session_timeout_ms: self.config().consumer.session_timeout_ms as i64,
                 rebalance_deadline_ms: None,
                 next_heartbeat_ms: c.and_then(|c| c.next_hb_ms),
-                classic: c.map(|c| ClassicMemberView {
-                    coordinator_member_id: c.member_id.clone(),
-                    client_state: c.state_name(now).to_string(),
-                    generation: c.epoch,
-                    known_to_coordinator: m.is_some(),
-                    is_leader: false,
-                    owned_partitions: Vec::new(),
-                    revoked_partitions: c
-                        .revoked_last
-                        .iter()
-                        .map(|(t, p)| format!("{t}-{p}"))
-                        .collect(),
-                    protocol: "consumer".to_string(),
-                    assignor: None,
-                    stalled_until_ms: c.stalled_until.filter(|u| *u > now),
-                }),
+                classic: None,
             });
         };
         for c in self.kip848_consumers() {
