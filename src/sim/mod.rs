@@ -76,6 +76,8 @@ mod client;
 mod config;
 mod consumer_client;
 mod consumer_snapshot;
+#[cfg(test)]
+mod consumer_tests;
 mod engine;
 mod invariants;
 mod presets;

@@ -59,6 +59,11 @@ impl Simulation {
         self.kip848.values()
     }
 
+    #[cfg(test)]
+    pub(crate) fn kip848_mut(&mut self, name: &str) -> &mut Kip848Consumer {
+        self.kip848.get_mut(name).expect("a consumer of that name")
+    }
+
     /// The consumer group's state name (`Dead` when absent).
     pub(super) fn consumer_state(&self) -> String {
         self.coord
