@@ -162,13 +162,16 @@ export function idleArea(samples, from, to) {
 /** Time from each step to when the group is Stable again with every partition owned (null if not by the next step). */
 export function settleTimes(run, steps, end) {
   return steps.filter((s) => s.at_ms <= end).map((s, i, all) => {
-    const until = i + 1 < all.length ? all[i + 1].at_ms : end;
-    const lastState = [...run.states].reverse().find((x) => x.at_ms <= until);
-    const samples = run.samples.filter((x) => x.at_ms <= until);
+    // Up to just before the next step (whose action happens at its exact time).
+    const last = i + 1 === all.length;
+    const until = last ? end : all[i + 1].at_ms;
+    const before = (x) => (last ? x.at_ms <= until : x.at_ms < until);
+    const lastState = [...run.states].reverse().find(before);
+    const samples = run.samples.filter(before);
     const lastSample = samples[samples.length - 1];
     if (!lastState || lastState.to !== 'Stable' || !lastSample || lastSample.owned_by_nobody) return null;
     const lastChange = Math.max(
-      ...run.states.filter((x) => x.at_ms >= s.at_ms && x.at_ms <= until).map((x) => x.at_ms),
+      ...run.states.filter((x) => x.at_ms >= s.at_ms && before(x)).map((x) => x.at_ms),
       ...samples.filter((x) => x.at_ms >= s.at_ms).map((x) => x.at_ms),
       s.at_ms,
     );
@@ -195,14 +198,17 @@ export function summarize(run, steps, end) {
 const COLORS = { eager: '#dc2626', cooperative: '#d97706', consumer: '#059669', streams: '#2563eb' };
 
 function chart(runs, steps, w) {
-  const W = 1100, left = 190, right = 12, rowH = 62, top = 34, end = w.dur * 1000;
+  const W = 1100, left = 190, right = 12, rowH = 62, top = 46, end = w.dur * 1000;
   const H = top + runs.length * rowH + 28;
   const x = (t) => left + ((W - left - right) * t) / end;
   let s = `<svg class="pc-chart" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="partitions owned by nobody over time, one row per protocol" data-testid="protocols-chart">`;
+  let lastX = -1e9, raise = false;
   for (const st of steps) {
     if (st.at_ms > end) continue;
+    raise = x(st.at_ms) - lastX < 80 ? !raise : false; // labels of close steps on two lines
+    lastX = x(st.at_ms);
     s += `<line x1="${x(st.at_ms)}" x2="${x(st.at_ms)}" y1="${top - 6}" y2="${H - 24}" class="pc-step"/>`;
-    s += `<text x="${x(st.at_ms) + 3}" y="${top - 10}" class="pc-steplabel">${esc(st.text.replace(/^\S+\s/, ''))}</text>`;
+    s += `<text x="${x(st.at_ms) + 3}" y="${top - (raise ? 24 : 10)}" class="pc-steplabel">${esc(st.text.replace(/^\S+\s/, ''))}</text>`;
   }
   runs.forEach((r, i) => {
     const y0 = top + i * rowH, base = y0 + rowH - 10, hgt = rowH - 18;
@@ -259,8 +265,9 @@ function captions(runs, sums, steps, end) {
     const s = sums[i];
     const worst = s.perStep.indexOf(Math.max(0, ...s.perStep));
     const w = inScript[worst];
+    const P = r.samples[r.samples.length - 1]?.partitions ?? 0;
     const what = s.idleAfterStart
-      ? `${(s.idleAfterStart / 1000).toFixed(0)} partition·s idle after the first step, most after “${esc(w?.text ?? '')}” (${(s.perStep[worst] / 1000).toFixed(0)} partition·s); ${s.moved} partition moves, ${r.epoch} rebalances, ${r.messages} round trips.`
+      ? `${(s.idleAfterStart / 1000).toFixed(0)} partition·s idle after the first step, most after “${esc(w?.text ?? '')}” (${(s.perStep[worst] / 1000).toFixed(0)} partition·s); at most ${s.maxIdle} of ${P} partitions idle at once; ${s.moved} partition moves, ${r.epoch} rebalances, ${r.messages} round trips.`
       : `no partition idle after the first step; ${s.moved} partition moves, ${r.epoch} rebalances, ${r.messages} round trips.`;
     const notes = r.notes.length ? ` <small>(${esc(r.notes.join('; '))})</small>` : '';
     return `<p class="pc-caption" data-testid="caption-${r.key}"><b style="color:${COLORS[r.key]}">${esc(PROTOCOLS[i].label)}.</b> ${esc(PROTOCOLS[i].why)} <i>Here: ${what}</i>${notes}</p>`;
