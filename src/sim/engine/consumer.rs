@@ -357,7 +357,7 @@ impl Simulation {
         let Some(c) = self.kip848.get_mut(member) else {
             return;
         };
-        if !c.in_flight.is_some_and(|f| f.0 == seq) {
+        if c.in_flight.is_none_or(|f| f.0 != seq) {
             return;
         }
         c.in_flight = None;
