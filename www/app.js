@@ -35,7 +35,7 @@ async function boot() {
   S.presets.push({ name: 'empty', description: blank.description, spec: blank, actions: [] });
   // Scenarios by kind of group: streams (KIP-1071) first, then classic consumer groups.
   const opt = (p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`;
-  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => p.spec.group_type !== 'classic'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic']];
+  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => !p.spec.group_type || p.spec.group_type === 'streams'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic'], ['Consumer groups (KIP-848)', (p) => p.spec.group_type === 'consumer']];
   $('preset').innerHTML = kinds.map(([label, f]) => { const ps = S.presets.filter(f); return ps.length ? `<optgroup label="${esc(label)}">${ps.map(opt).join('')}</optgroup>` : ''; }).join('');
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);

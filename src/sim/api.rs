@@ -82,6 +82,10 @@ pub enum GroupType {
     Streams,
     /// Classic consumers (JoinGroup / SyncGroup / Heartbeat / LeaveGroup).
     Classic,
+    /// KIP-848 consumers (ConsumerGroupHeartbeat; `classic.subscription` and
+    /// `classic.max_poll_interval_ms` apply, the assignor is the broker's
+    /// `group.consumer.assignors`).
+    Consumer,
 }
 
 /// The consumer configs of every simulated classic consumer (Kafka's consumer config names).
@@ -464,7 +468,7 @@ pub struct ClassicGroupView {
 }
 
 /// How many partitions nobody owned from `at_ms` on (one sample per change): the
-/// stop-the-world chart of classic groups.
+/// stop-the-world chart (streams groups count active tasks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnershipSample {
     /// Simulated time of the change.
@@ -473,6 +477,9 @@ pub struct OwnershipSample {
     pub partitions: u32,
     /// Subscribed partitions no running consumer owns.
     pub owned_by_nobody: u32,
+    /// Partitions that went to a different consumer than their last one, since the start.
+    #[serde(default)]
+    pub moved: u32,
 }
 
 /// The group as the explorer shows it.

@@ -25,8 +25,11 @@ use super::{SimError, invariants};
 use crate::util::sort;
 
 mod classic;
+mod consumer;
 
+use super::consumer_client::Kip848Consumers;
 use classic::{ClassicEv, ClassicWorld};
+use consumer::ConsumerEv;
 
 /// How many message log entries are kept.
 pub const MESSAGE_LOG_CAPACITY: usize = 5000;
@@ -76,6 +79,8 @@ enum Ev {
     },
     /// Classic consumers' events.
     Classic(ClassicEv),
+    /// KIP-848 consumers' events.
+    Consumer(ConsumerEv),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +114,8 @@ pub struct Simulation {
     members: BTreeMap<String, SimMember>,
     /// Classic consumers (classic groups only).
     classic: ClassicWorld,
+    /// KIP-848 consumers (consumer groups only).
+    kip848: Kip848Consumers,
     queue: BTreeMap<(i64, u64), Ev>,
     queue_seq: u64,
     msg_log: Vec<MessageLogEntry>,
@@ -123,8 +130,14 @@ pub struct Simulation {
     last_state: String,
     failing: BTreeMap<String, String>,
     unexpected_errors: Vec<String>,
-    /// Classic groups: partitions owned by nobody, one sample per change.
+    /// Partitions (streams: active tasks) owned by nobody, one sample per change.
     ownership: Vec<OwnershipSample>,
+    /// The partitions (streams: active tasks) the ownership samples count, computed once per
+    /// metadata change.
+    ownership_universe: Option<Vec<(String, i32)>>,
+    /// The last running owner of each partition that ever had one (to count moves).
+    last_owner: Vec<((String, i32), String)>,
+    moved: u32,
     out: Vec<SimEvent>,
 }
 
@@ -185,6 +198,7 @@ impl Simulation {
             processes: BTreeMap::new(),
             members: BTreeMap::new(),
             classic: ClassicWorld::default(),
+            kip848: Kip848Consumers::default(),
             queue: BTreeMap::new(),
             queue_seq: 0,
             msg_log: Vec::new(),
@@ -198,6 +212,9 @@ impl Simulation {
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
             ownership: Vec::new(),
+            ownership_universe: None,
+            last_owner: Vec::new(),
+            moved: 0,
             out: Vec::new(),
             spec,
         };
@@ -369,6 +386,7 @@ impl Simulation {
             ));
         }
         self.classic.hash_into(&mut s);
+        self.kip848_hash_into(&mut s);
         s.push_str(&format!(
             "|q={}|msgs={}|recs={}",
             self.queue.len(),
@@ -443,7 +461,10 @@ impl Simulation {
 
     /// Current member id of a thread alias `<process>-t<i>` or a member id.
     pub fn resolve_member(&self, name: &str) -> Option<String> {
-        if self.members.contains_key(name) || self.classic.consumers.contains_key(name) {
+        if self.members.contains_key(name)
+            || self.classic.consumers.contains_key(name)
+            || self.kip848.get(name).is_some()
+        {
             return Some(name.to_string());
         }
         let (p, t) = name.rsplit_once("-t")?;
@@ -521,6 +542,9 @@ impl Simulation {
         if self.is_classic() {
             return self.classic_state();
         }
+        if self.is_consumer() {
+            return self.consumer_state();
+        }
         let req = StreamsGroupDescribeRequest {
             group_ids: vec![self.spec.group_id.clone()],
             ..Default::default()
@@ -569,9 +593,11 @@ impl Simulation {
     }
 
     fn after_event(&mut self) {
+        self.sample_ownership();
         let state = if self.is_classic() {
-            self.sample_ownership();
             self.classic_state()
+        } else if self.is_consumer() {
+            self.consumer_state()
         } else {
             self.view.state().to_string()
         };
@@ -594,6 +620,78 @@ impl Simulation {
                 });
                 self.failing.insert(r.name, r.detail);
             }
+        }
+    }
+
+    /// Who runs each partition now (streams: each active task), running clients only.
+    fn current_owners(&self) -> Vec<((String, i32), &str)> {
+        let mut out = Vec::new();
+        for c in self.classic.consumers.values().filter(|c| c.is_alive()) {
+            out.extend(c.owned.iter().map(|tp| (tp.clone(), c.name.as_str())));
+        }
+        for c in self.kip848.values().filter(|c| c.is_alive()) {
+            out.extend(c.owned.iter().map(|tp| (tp.clone(), c.name.as_str())));
+        }
+        for m in self.members.values().filter(|m| m.is_alive()) {
+            for (sub, parts) in m.owned.active.subtopologies() {
+                out.extend(
+                    parts
+                        .iter()
+                        .map(|p| ((sub.to_string(), *p), m.member_id.as_str())),
+                );
+            }
+        }
+        out
+    }
+
+    /// Records a new ownership sample when the number of orphan partitions or moves changed.
+    fn sample_ownership(&mut self) {
+        if self.ownership_universe.is_none() {
+            self.ownership_universe = Some(if self.spec.group_type == GroupType::Streams {
+                self.all_tasks()
+                    .into_iter()
+                    .map(|t| (t.subtopology, t.partition))
+                    .collect()
+            } else {
+                self.classic_partitions()
+            });
+        }
+        // Sorted vectors and binary search: cheap at hundreds of tasks, and no new map type in
+        // the wasm module.
+        let mut owners: Vec<((String, i32), String)> = self
+            .current_owners()
+            .into_iter()
+            .map(|(tp, o)| (tp, o.to_string()))
+            .collect();
+        owners.sort();
+        for (tp, o) in &owners {
+            match self.last_owner.binary_search_by(|(k, _)| k.cmp(tp)) {
+                Ok(i) if self.last_owner[i].1 != *o => {
+                    self.moved += 1;
+                    self.last_owner[i].1 = o.clone();
+                }
+                Ok(_) => {}
+                Err(i) => self.last_owner.insert(i, (tp.clone(), o.clone())),
+            }
+        }
+        let all = self.ownership_universe.as_deref().unwrap_or_default();
+        let nobody = all
+            .iter()
+            .filter(|tp| owners.binary_search_by(|(k, _)| k.cmp(tp)).is_err())
+            .count() as u32;
+        let sample = OwnershipSample {
+            at_ms: self.now,
+            partitions: all.len() as u32,
+            owned_by_nobody: nobody,
+            moved: self.moved,
+        };
+        match self.ownership.last_mut() {
+            Some(last)
+                if last.partitions == sample.partitions
+                    && last.owned_by_nobody == sample.owned_by_nobody
+                    && last.moved == sample.moved => {}
+            Some(last) if last.at_ms == sample.at_ms => *last = sample,
+            _ => self.ownership.push(sample),
         }
     }
 
@@ -666,6 +764,7 @@ impl Simulation {
     }
 
     fn set_metadata(&mut self) {
+        self.ownership_universe = None;
         let image = MetadataImage {
             topics: self.topics.clone(),
         };
@@ -728,6 +827,7 @@ impl Simulation {
                 self.new_incarnation(&process_id, thread);
             }
             Ev::Classic(e) => self.handle_classic(e),
+            Ev::Consumer(e) => self.handle_consumer(e),
             Ev::RollingRestart { member } => {
                 let Some(m) = self.members.get(&member) else {
                     return;
@@ -1173,6 +1273,10 @@ impl Simulation {
             self.new_classic_incarnation(process_id, thread);
             return;
         }
+        if self.is_consumer() {
+            self.new_kip848_incarnation(process_id, thread);
+            return;
+        }
         let hb = self.config.for_group(&self.spec.group_id);
         let Some(p) = self.processes.get_mut(process_id) else {
             return;
@@ -1225,6 +1329,9 @@ impl Simulation {
 
     fn apply_inner(&mut self, action: Action) -> Result<(), SimError> {
         if self.is_classic() && self.apply_classic(&action)? {
+            return Ok(());
+        }
+        if self.is_consumer() && self.apply_consumer(&action)? {
             return Ok(());
         }
         match action {

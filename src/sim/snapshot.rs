@@ -31,6 +31,9 @@ impl Simulation {
         if self.spec().group_type == GroupType::Classic {
             return self.classic_snapshot();
         }
+        if self.spec().group_type == GroupType::Consumer {
+            return self.consumer_snapshot();
+        }
         let view = self.view();
         let cfg = self.config().for_group(&view.group_id);
         let group_id = view.group_id.clone();
