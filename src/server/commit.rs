@@ -123,10 +123,17 @@ fn commit_loop(
             shared.metrics.observe_flush(t.elapsed().as_secs_f64());
         }
         if log.needs_snapshot() {
+            // Only the segment roll happens here; the compaction is written by a thread of
+            // its own, so these replies never wait for it.
             let t = Instant::now();
-            let p = log.snapshot().map_err(|e| failed("snapshot", e))?;
-            info!(file = %p.display(), bytes = log.total_bytes(), ms = t.elapsed().as_millis() as u64, "compacted snapshot written");
+            log.snapshot_in_background()
+                .map_err(|e| failed("segment roll for a snapshot", e))?;
+            info!(
+                us = t.elapsed().as_micros() as u64,
+                "segment rolled; compacted snapshot being written in the background"
+            );
         }
+        report_snapshot(&mut log, false);
         shared.metrics.log_bytes.store(log.total_bytes(), Relaxed);
         for c in batch {
             for (tx, r) in c.replies {
@@ -136,5 +143,18 @@ fn commit_loop(
         in_flight.fetch_sub(durable, Relaxed);
     }
     log.sync().map_err(|e| failed("final fsync", e))?;
+    report_snapshot(&mut log, true);
     Ok(())
+}
+
+/// Log the outcome of a background snapshot once it is done. A failed snapshot loses nothing
+/// (the segments it would have replaced are still there, and a later one is tried).
+fn report_snapshot(log: &mut Log, wait: bool) {
+    match log.finish_background(wait) {
+        Some(Ok(p)) => {
+            info!(file = %p.display(), bytes = log.total_bytes(), "compacted snapshot written")
+        }
+        Some(Err(e)) => error!("background snapshot failed (the log is intact): {e}"),
+        None => {}
+    }
 }
