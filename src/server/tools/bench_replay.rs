@@ -157,6 +157,8 @@ fn leave(gid: &str, mid: String, epoch: i32, now: i64) -> Vec<Record> {
 
 /// What the generated log holds.
 struct Built {
+    /// A streams group that has members at the end: the one the start-up describes.
+    probe: String,
     records: usize,
     offset_commits: usize,
     churn: usize,
@@ -227,7 +229,12 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
     }
     log.sync().map_err(|e| e.to_string())?;
     let bytes = log.total_bytes();
+    let probe = state
+        .iter()
+        .position(|g| !g.members.is_empty())
+        .ok_or("no group has members")?;
     Ok(Built {
+        probe: format!("replay-group-{probe}"),
         records: written,
         offset_commits,
         churn,
@@ -236,7 +243,7 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
 }
 
 /// One start-up: ms to the first answered describe, peak RSS in bytes.
-async fn start_once(bin: &Path, dir: &Path) -> Result<(f64, u64), String> {
+async fn start_once(bin: &Path, dir: &Path, probe: &str) -> Result<(f64, u64), String> {
     let t0 = Instant::now();
     let mut child = Command::new(bin)
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -267,14 +274,14 @@ async fn start_once(bin: &Path, dir: &Path) -> Result<(f64, u64), String> {
             .describe(
                 0,
                 &StreamsGroupDescribeRequest {
-                    group_ids: vec!["replay-group-0".into()],
+                    group_ids: vec![probe.to_string()],
                     ..Default::default()
                 },
             )
             .await?;
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         if d.groups.first().is_none_or(|g| g.error_code != 0) {
-            return Err(format!("replay-group-0 not replayed: {d:?}"));
+            return Err(format!("{probe} not replayed: {d:?}"));
         }
         let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
             .map_err(|e| e.to_string())?;
@@ -351,7 +358,7 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     let mut results: Vec<Vec<(f64, u64)>> = vec![Vec::new(); bins.len()];
     for round in 1..=a.rounds {
         for (i, (name, bin)) in bins.iter().enumerate() {
-            let (ms, rss) = start_once(bin, dir).await?;
+            let (ms, rss) = start_once(bin, dir, &built.probe).await?;
             println!(
                 "| {round} | {name} | {ms:.0} | {:.1} | {:.2} |",
                 rss as f64 / 1e6,
