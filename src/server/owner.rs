@@ -24,7 +24,7 @@ use super::peer::Peer;
 use super::storage::log::LogEntry;
 use super::web::history::History;
 use super::web::{LiveSnapshot, LiveView};
-use super::wire::{Header, Req, Resp};
+use super::wire::{Header, Req, RequestKind, Resp};
 use super::{Shared, now_ms};
 
 /// Requests of one connection for the owner.
@@ -280,7 +280,10 @@ impl Owner {
         let mut replies = Vec::with_capacity(jobs.len());
         let shared = self.shared.clone();
         let mut history = watched_history(&shared);
+        // Replies that read only durable state go out now instead of behind this batch's fsync.
+        let mut free = Vec::new();
         for job in jobs.drain(..) {
+            let before = entries.len();
             let mut resps = Vec::with_capacity(job.items.len());
             for (header, req) in &job.items {
                 if let Some(id) = &self.panic_on_client_id
@@ -299,7 +302,24 @@ impl Owner {
                 entries.extend(h.entries);
                 resps.push(h.resp);
             }
-            replies.extend(self.parked.park(job.reply, job.items, resps));
+            let wrote = entries.len() > before;
+            if wrote {
+                self.committer.note_writes(&entries[before..]);
+            }
+            let reads_durable = !wrote
+                && job.items.iter().all(|(_, req)| {
+                    heartbeat_group(req).is_some_and(|g| self.committer.is_durable(g))
+                });
+            if let Some(r) = self.parked.park(job.reply, job.items, resps) {
+                if reads_durable {
+                    free.push(r);
+                } else {
+                    replies.push(r);
+                }
+            }
+        }
+        for (tx, r) in free {
+            let _ = tx.send(r);
         }
         drop(history);
         self.route_answers(&mut replies);
@@ -416,10 +436,21 @@ fn record_exchange(history: &mut History, now: i64, header: &Header, req: &Req, 
     }
 }
 
+/// The group a heartbeat (streams, classic, consumer) is about: its response reflects that
+/// group's state only (and the global registries).
+fn heartbeat_group(req: &Req) -> Option<&str> {
+    match req {
+        Req::Heartbeat(r) => Some(&r.group_id),
+        Req::Kafka(RequestKind::Heartbeat(r)) => Some(r.group_id.0.as_str()),
+        Req::Kafka(RequestKind::ConsumerGroupHeartbeat(r)) => Some(r.group_id.0.as_str()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::wire::{RequestKind, ResponseKind};
+    use crate::server::wire::ResponseKind;
     use kafka_protocol::messages::{HeartbeatResponse, JoinGroupRequest, SyncGroupRequest};
 
     fn header(key: i16) -> Header {
