@@ -495,6 +495,8 @@ impl Coordinator {
             initial_delay_pending: false,
             updated_member_offsets: None,
             assignment_interval_ms: 0,
+            offload_min_work: None,
+            offload_in_flight: false,
         });
         let records = result.map(|r| r.records).unwrap_or_default();
         self.apply(&records)?;

@@ -129,6 +129,7 @@ mod describe;
 pub(crate) mod group;
 mod heartbeat;
 pub(crate) mod limits;
+mod offload;
 mod offsets;
 mod reconcile;
 mod registry;
@@ -150,6 +151,7 @@ pub use offsets::{
     OffsetFetchInput,
 };
 pub use replay::ReplayError;
+pub use target::{AssignmentJob, AssignmentResult};
 
 impl<R> Outcome<R> {
     fn new(response: R) -> Outcome<R> {
@@ -177,6 +179,7 @@ pub struct Coordinator {
     timers: timers::Timers,
     metadata: MetadataImage,
     classic: classic::ClassicRuntime,
+    offload: offload::Offload,
 }
 
 impl Coordinator {
@@ -189,6 +192,7 @@ impl Coordinator {
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
             classic: classic::ClassicRuntime::default(),
+            offload: offload::Offload::default(),
         }
     }
 

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
 
 use crate::coordinator::classic::RequestToken;
+use crate::coordinator::{AssignmentJob, AssignmentResult};
 use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
@@ -150,6 +151,39 @@ impl ParkedJobs {
     }
 }
 
+/// Runs offloaded target assignments on a thread of its own and hands the results back to the
+/// owner, which applies them as records (`Coordinator::complete_assignment`): a large
+/// assignment never holds up the other groups' heartbeats.
+pub struct AssignmentWorker {
+    jobs: std::sync::mpsc::Sender<AssignmentJob>,
+    results: mpsc::UnboundedReceiver<AssignmentResult>,
+}
+
+impl AssignmentWorker {
+    /// Start the worker thread; it ends when the owner (the job sender) is dropped.
+    pub fn spawn() -> std::io::Result<AssignmentWorker> {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<AssignmentJob>();
+        let (result_tx, results) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("groupcoord-assign".into())
+            .spawn(move || {
+                while let Ok(job) = job_rx.recv() {
+                    if result_tx.send(job.run()).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(AssignmentWorker { jobs, results })
+    }
+
+    fn submit(&self, jobs: Vec<AssignmentJob>) {
+        for job in jobs {
+            // The worker only stops when the owner does.
+            let _ = self.jobs.send(job);
+        }
+    }
+}
+
 /// Jobs taken per batch at most.
 const MAX_BATCH: usize = 1024;
 /// The live view is published at most this often.
@@ -169,6 +203,8 @@ pub struct Owner {
     pub panic_on_client_id: Option<String>,
     /// Jobs holding a JoinGroup / SyncGroup not answered yet.
     pub parked: ParkedJobs,
+    /// Where large assignments are computed.
+    pub assignments: AssignmentWorker,
 }
 
 impl Owner {
@@ -232,6 +268,9 @@ impl Owner {
                 {
                     self.fire(&mut live)?;
                 }
+                while let Ok(result) = self.assignments.results.try_recv() {
+                    self.complete_assignment(result, &mut live)?;
+                }
                 while let Ok(asker) = self.live_requests.try_recv() {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
                 }
@@ -255,6 +294,9 @@ impl Owner {
                 n = self.jobs.recv_many(&mut jobs, MAX_BATCH) => {
                     if n == 0 { break; }
                     self.process(&mut jobs, &mut live)?;
+                }
+                Some(result) = self.assignments.results.recv() => {
+                    self.complete_assignment(result, &mut live)?;
                 }
                 Some(asker) = self.live_requests.recv() => {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
@@ -328,7 +370,23 @@ impl Owner {
         metrics.heartbeats.fetch_add(counters.heartbeats, Relaxed);
         metrics.requests.fetch_add(counters.requests, Relaxed);
         self.note(&entries, live);
+        self.assignments
+            .submit(self.state.coord.take_assignment_jobs());
         self.committer.submit(entries, replies)
+    }
+
+    /// Apply an assignment the worker computed.
+    fn complete_assignment(
+        &mut self,
+        result: AssignmentResult,
+        live: &mut LiveView,
+    ) -> Result<(), CommitGone> {
+        let entries = self.state.complete_assignment(now_ms(), result);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.note(&entries, live);
+        self.committer.submit(entries, Vec::new())
     }
 
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
