@@ -496,16 +496,14 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 }
                 c.consumer.assignors = list;
             }
-            // docs/deviations.md: online migration is not served yet; only `disabled` (what
-            // groupcoord does) is accepted.
             "group.consumer.migration.policy" => {
-                if !v.trim().eq_ignore_ascii_case("disabled") {
-                    return Err(err(
-                        k,
-                        "online migration between classic and consumer groups is not supported \
-                         yet: only `disabled` is accepted",
-                    ));
-                }
+                c.consumer.migration_policy =
+                    crate::config::MigrationPolicy::parse(v).ok_or_else(|| {
+                        err(
+                            k,
+                            "expected one of bidirectional, upgrade, downgrade, disabled",
+                        )
+                    })?;
             }
             "group.streams.assignors" => {
                 let list = parse_list(v);

@@ -132,6 +132,14 @@ fn timer_token(k: &TimerKey, at: Millis) -> String {
         TimerKey::ClassicHeartbeat { .. }
         | TimerKey::ClassicJoin { .. }
         | TimerKey::ClassicSync { .. } => format!("{k:?}@{}", at.0),
+        TimerKey::ConsumerClassicJoin {
+            group_id,
+            member_id,
+        } => format!("classic-join:{}{member_id}@{}", g(group_id), at.0),
+        TimerKey::ConsumerClassicSync {
+            group_id,
+            member_id,
+        } => format!("classic-sync:{}{member_id}@{}", g(group_id), at.0),
     }
 }
 
