@@ -948,6 +948,26 @@ mod tests {
     }
 
     #[test]
+    fn consumer_migration_policy() {
+        use crate::config::MigrationPolicy;
+        let policy = |v: &str| {
+            b(&[("group.consumer.migration.policy", v)])
+                .map(|c| c.coordinator.consumer.migration_policy)
+        };
+        assert_eq!(
+            b(&[]).unwrap().coordinator.consumer.migration_policy,
+            MigrationPolicy::Bidirectional
+        );
+        assert_eq!(policy(" UPGRADE ").unwrap(), MigrationPolicy::Upgrade);
+        assert_eq!(policy("downgrade").unwrap(), MigrationPolicy::Downgrade);
+        assert_eq!(policy("Disabled").unwrap(), MigrationPolicy::Disabled);
+        assert!(policy("both").is_err());
+        assert!(MigrationPolicy::Upgrade.upgrade_enabled());
+        assert!(!MigrationPolicy::Upgrade.downgrade_enabled());
+        assert!(!MigrationPolicy::Disabled.upgrade_enabled());
+    }
+
+    #[test]
     fn defaults_and_values() {
         let c = b(&[]).unwrap();
         assert_eq!(c.coordinator, CoordinatorConfig::default());
