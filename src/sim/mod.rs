@@ -69,6 +69,8 @@
 //! group), and `replay-equals-live` as for streams.
 
 mod api;
+#[cfg(test)]
+mod break_tests;
 mod classic_client;
 #[cfg(test)]
 mod classic_tests;
