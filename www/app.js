@@ -409,7 +409,7 @@ function loop(ts) {
       timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
-    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } };
+    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); if (d.last) noteViolation(S.broken, d.last, d.now); S.needRender = true; } };
     if (!d.busy && S.pendingSeek != null) {
       const t = S.pendingSeek;
       S.pendingSeek = null;

@@ -803,31 +803,3 @@ test('break it: skipping revocation turns the invariants red at the violating st
   await page.screenshot({ path: `${OUT}20-break-it-skip-revocation.png`, fullPage: true });
   await page.close();
 });
-
-test('break it: records dropped on restart break replay-equals-live; the permalink reproduces it', async () => {
-  const page = await open(`${base}?preset=scale-out`);
-  await page.click('[data-testid=breakit-toggle]');
-  await page.check('[data-testid=break-drop_records_on_restart]');
-  await page.waitForFunction(() => window.explorer.driver.spec.break_it?.drop_records_on_restart === true);
-  await page.evaluate(() => window.explorer.seek(25000));
-  await page.waitForFunction(() => window.explorer.driver.now >= 25000, null, { timeout: 30000 });
-  assert.equal(await page.getAttribute('[data-testid=invariants]', 'data-ok'), 'true');
-  await page.click('[data-act=restart_coordinator]');
-  await page.evaluate(() => window.explorer.seek(26000));
-  await page.waitForFunction(() => document.querySelector('[data-testid=invariants]').dataset.ok === 'false', null, { timeout: 30000 });
-  assert.match(await page.textContent('[data-testid=invariants]'), /✗ replay-equals-live/);
-  const hash = await page.textContent('[data-testid=state-hash]');
-  await page.click('#permalink');
-  await page.waitForFunction(() => location.hash.startsWith('#pl='));
-  const url = await page.evaluate(() => location.href);
-  const page2 = await open(url);
-  await page2.waitForSelector('[data-testid=repro]');
-  assert.equal(await page2.getAttribute('[data-testid=repro]', 'data-ok'), 'true');
-  assert.equal(await page2.textContent('[data-testid=state-hash]'), hash);
-  await page2.waitForFunction(() => document.querySelector('[data-testid=invariants]').dataset.ok === 'false');
-  assert.ok(await page2.isChecked('[data-testid=break-drop_records_on_restart]'));
-  await page2.waitForFunction(() => document.querySelector('[data-testid=violation-at]')?.textContent.includes('replay-equals-live'));
-  await page2.screenshot({ path: `${OUT}21-break-it-permalink.png`, fullPage: true });
-  await page.close();
-  await page2.close();
-});
