@@ -7,11 +7,12 @@ import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassic
 import { startLive } from './live.js';
 import { LESSONS, LessonPlayer, renderWelcome } from './lessons.js';
 import { GhostCards, announce, ghostMembers } from './history.js';
+import { noteViolation, renderBreakIt, showViolation, violationMarks } from './breakit.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim', broken: { at: null, names: [] } };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -139,6 +140,8 @@ function setDriver(d) {
   S.order = new Map();
   S.classicNames = new Map();
   S.violated = false;
+  S.broken = { at: null, names: [] };
+  if (d.last) noteViolation(S.broken, d.last, d.now);
   $('repro').textContent = '';
   resetViews();
   refreshActionInputs();
@@ -254,7 +257,7 @@ function render() {
   if (ghostKey !== S.ghostKey) { S.ghostKey = ghostKey; S.ghosts = ghostMembers(g, d.messages.length > 4000 ? d.messages.slice(-4000) : d.messages); }
   V.ghosts.update(S.ghosts);
   const lanesG = S.ghosts.length ? { ...g, members: [...g.members, ...S.ghosts] } : g;
-  timed('lanes', () => V.lanes.update(d.messages, d.records, lanesG, now, win, S.order, timeMarks(d.actions)));
+  timed('lanes', () => V.lanes.update(d.messages, d.records, lanesG, now, win, S.order, S.broken.at == null ? timeMarks(d.actions) : [...timeMarks(d.actions), ...violationMarks(S.broken)]));
   announceChanges(g);
   if (classic) {
     // The records name members by the coordinator's ids; the chart shows the simulation's names.
@@ -277,6 +280,8 @@ function render() {
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(classic ? classicAsTasks(g) : g, S.order));
   renderInvariants($('invariants'), f.invariants);
+  renderBreakIt(breakPanel(), d.spec, restartBroken);
+  showViolation(breakPanel(), $('records'), S.broken);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
   setText($('hash'), f.snapshot.state_hash);
@@ -334,7 +339,23 @@ function renderMarks(max, now) {
   $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');
 }
 
+/** The break-it panel, under the invariants. */
+function breakPanel() {
+  if (!S.breakEl) { S.breakEl = document.createElement('div'); S.breakEl.id = 'breakit'; S.breakEl.className = 'panel breakit'; S.breakEl.dataset.testid = 'breakit'; $('invariants').after(S.breakEl); }
+  return S.breakEl;
+}
+
+/** The same run again with other break-it switches (a spec of its own: the permalink keeps it). */
+function restartBroken(b) {
+  const d = S.driver, spec = structuredClone(d.spec);
+  if (b) spec.break_it = b; else delete spec.break_it;
+  pause();
+  setDriver(new RemoteDriver(S.W, spec, d.actions.slice(), null));
+  $('preset').value = '';
+}
+
 function ingest(f) {
+  noteViolation(S.broken, f, S.driver.now);
   V.chart.ingest(f.newRecords);
   // DOM writes wait for render(), after its layout reads.
   for (const r of f.newRecords) S.pendingRecords.push(r);
@@ -388,7 +409,7 @@ function loop(ts) {
       timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
-    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } };
+    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); if (d.last) noteViolation(S.broken, d.last, d.now); S.needRender = true; } };
     if (!d.busy && S.pendingSeek != null) {
       const t = S.pendingSeek;
       S.pendingSeek = null;

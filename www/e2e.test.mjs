@@ -775,3 +775,31 @@ test('accessibility: announcements, swimlanes by keyboard, labelled canvases, de
   await page.close();
   assert.deepEqual(errors, []);
 });
+
+test('break it: skipping revocation turns the invariants red at the violating step, marked in the swimlanes and the record log', async () => {
+  const page = await open(`${base}?preset=scale-out`);
+  await page.click('[data-testid=breakit-toggle]');
+  await page.check('[data-testid=break-skip_revocation]');
+  await page.waitForFunction(() => window.explorer.driver.spec.break_it?.skip_revocation === true && window.explorer.driver.now === 0);
+  assert.equal(await page.getAttribute('[data-testid=invariants]', 'data-ok'), 'true');
+  await setSpeed(page, 1.5);
+  await page.click('[data-testid=play]');
+  // The violation pauses playback; p2 joins at 20 s and gets p1's tasks before p1 revoked them.
+  await page.waitForFunction(() => document.querySelector('[data-testid=violation-at]')?.textContent.includes('active-task-single-owner'), null, { timeout: 30000 });
+  const at = await page.evaluate(() => window.explorer.state.broken.at);
+  assert.ok(at >= 20000 && at < 40000, `violation at ${at}`);
+  await page.waitForFunction(() => !window.explorer.state.playing);
+  await page.waitForFunction(() => (window.explorer.views.lanes.markHits ?? []).some((h) => h.label.startsWith('✗ active-task-single-owner')));
+  await page.waitForSelector('#records tr.violating');
+  const rowAt = await page.$eval('#records tr.violating', (tr) => Number(tr.dataset.at));
+  assert.ok(rowAt <= at, `highlighted record at ${rowAt}, violation at ${at}`);
+  // The same run is deterministic: started again, it breaks at the same step.
+  await page.uncheck('[data-testid=break-skip_revocation]');
+  await page.waitForFunction(() => window.explorer.driver.spec.break_it === undefined);
+  await page.check('[data-testid=break-skip_revocation]');
+  await page.waitForFunction(() => window.explorer.driver.spec.break_it?.skip_revocation === true);
+  await page.evaluate((t) => window.explorer.seek(t + 200), at);
+  await page.waitForFunction((t) => window.explorer.state.broken.at === t, at, { timeout: 30000 });
+  await page.screenshot({ path: `${OUT}20-break-it-skip-revocation.png`, fullPage: true });
+  await page.close();
+});

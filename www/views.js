@@ -859,7 +859,7 @@ export class Swimlanes {
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
     // History on the time axis: coordinator restarts, network cuts, message loss (labelled lines).
-    const MARK_COL = { restart: '#7c3aed', cut: '#dc2626', heal: '#059669', loss: '#b45309' };
+    const MARK_COL = { restart: '#7c3aed', cut: '#dc2626', heal: '#059669', loss: '#b45309', violation: '#b91c1c' };
     this.markHits = [];
     for (const mk of marks) {
       if (mk.at_ms < t0 || mk.at_ms > now) continue;
@@ -1004,6 +1004,7 @@ export class RecordLog {
     for (const r of records.slice(-300)) {
       const tr = document.createElement('tr');
       tr.dataset.seq = r.seq;
+      tr.dataset.at = r.at_ms;
       tr.className = `rt-${r.record.type}${r.record.value == null ? ' tomb' : ''}`;
       tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary).replace('(', '<wbr>(')}</td><td class="cause">${esc(r.cause)}</td>`;
       this.rows.set(r.seq, r);

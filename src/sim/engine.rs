@@ -14,7 +14,7 @@ use crate::protocol::{
 };
 use crate::records::{self, Record};
 use crate::topology::{MetadataImage, StreamsTopology, configure_topics};
-use crate::types::{Millis, TaskId};
+use crate::types::{Millis, TaskId, TaskSet};
 
 use super::api::*;
 use super::client::{ClientStatus, InFlight, Reaction, SimMember};
@@ -91,6 +91,9 @@ struct SimProcess {
     threads: Vec<String>,
     incarnations: Vec<u32>,
 }
+
+/// How many records a restart loses with [`BreakIt::drop_records_on_restart`].
+const DROPPED_ON_RESTART: usize = 4;
 
 /// A deterministic simulation of Kafka Streams members against the coordinator.
 pub struct Simulation {
@@ -816,7 +819,7 @@ impl Simulation {
                 let Some(m) = self.members.get_mut(&member) else {
                     return;
                 };
-                if m.expiry_gen == generation && m.is_alive() {
+                if m.expiry_gen == generation && m.is_alive() && !self.spec.break_it.no_fencing {
                     // No successful heartbeat for a session: the client considers itself fenced,
                     // abandons its tasks (as a fenced Kafka Streams producer would) and rejoins.
                     m.drop_all_and_rejoin();
@@ -1081,6 +1084,10 @@ impl Simulation {
                 .map(|s| format!("{}: {}", status_code::name(s.status_code), s.status_detail))
                 .collect();
         }
+        let mut response = response;
+        if response.active_tasks.is_some() && !self.spec.break_it.is_off() {
+            self.break_assignment(member, &mut response);
+        }
         let (hex, decoded, codec_err) = wire::response_roundtrip(&response);
         if let Some(e) = &codec_err {
             self.unexpected_errors
@@ -1165,7 +1172,20 @@ impl Simulation {
         if !m.is_alive() {
             return;
         }
-        let reaction = m.on_response(&resp, &inf);
+        let fenced = matches!(
+            ErrorCode(resp.error_code),
+            ErrorCode::FENCED_MEMBER_EPOCH | ErrorCode::UNKNOWN_MEMBER_ID
+        );
+        let reaction = if fenced && self.spec.break_it.no_fencing {
+            // Break it: the fence is ignored, the member keeps its tasks and epoch.
+            m.last_error = Some(format!(
+                "{} ignored (no fencing)",
+                ErrorCode(resp.error_code).name()
+            ));
+            Reaction::HeartbeatIn(m.heartbeat_interval_ms)
+        } else {
+            m.on_response(&resp, &inf)
+        };
         if resp.error_code == 0 {
             m.expiry_gen += 1;
             let generation = m.expiry_gen;
@@ -1519,6 +1539,34 @@ impl Simulation {
         Ok(())
     }
 
+    /// Break it: what a buggy assignor (`double_assign`) or a coordinator that skips revocation
+    /// (`skip_revocation`) would answer to `member` instead of the correct task lists.
+    fn break_assignment(&self, member: &str, response: &mut StreamsGroupHeartbeatResponse) {
+        let b = self.spec.break_it;
+        let Some(ids) = &response.active_tasks else {
+            return;
+        };
+        let mut active = TaskSet::from_task_ids(ids);
+        if b.skip_revocation
+            && let Some(t) = self.view.targets.get(member)
+        {
+            active = active.union(&t.active);
+        }
+        if b.double_assign {
+            let other = self
+                .view
+                .targets
+                .iter()
+                .filter(|(id, _)| id.as_str() != member)
+                .flat_map(|(_, t)| t.active.iter())
+                .find(|t| !active.contains_task(t));
+            if let Some(t) = other {
+                active.insert(&t.subtopology, t.partition);
+            }
+        }
+        response.active_tasks = Some(active.to_task_ids());
+    }
+
     fn push_config(&mut self) {
         self.coord.set_config(self.config.clone());
         self.shadow.set_config(self.config.clone());
@@ -1534,7 +1582,11 @@ impl Simulation {
             records::codec::decode_batch(&bytes)
                 .map_err(|e| SimError::Replay(format!("{what} does not decode: {e}")))
         };
-        let history: Vec<Record> = self.record_log.iter().map(|r| r.record.clone()).collect();
+        let mut history: Vec<Record> = self.record_log.iter().map(|r| r.record.clone()).collect();
+        if self.spec.break_it.drop_records_on_restart {
+            // Break it: the log's unflushed tail (its last records) is lost.
+            history.truncate(history.len().saturating_sub(DROPPED_ON_RESTART));
+        }
         let log = stored(&history, "record log")?;
         let snapshot = stored(&records::compact(&log), "compacted snapshot")?;
         let mut c = Coordinator::new(self.config.clone());

@@ -86,6 +86,8 @@
 //! group type (streams: active tasks) and counts partitions moved.
 
 mod api;
+#[cfg(test)]
+mod break_tests;
 mod classic_client;
 #[cfg(test)]
 mod classic_tests;

@@ -89,6 +89,7 @@ fn spec(
         auto_create_internal_topics: true,
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
+        break_it: BreakIt::default(),
     }
 }
 

@@ -188,6 +188,7 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         auto_create_internal_topics: true,
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
+        break_it: BreakIt::default(),
     }
 }
 
@@ -748,6 +749,7 @@ pub fn random_classic_scenario(seed: u64) -> ScenarioSpec {
             heartbeat_interval_ms: 1_000,
             max_poll_interval_ms: r.range(5_000, 15_000) as i32,
         },
+        break_it: BreakIt::default(),
     }
 }
 
