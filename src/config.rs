@@ -1,7 +1,7 @@
 //! Coordinator configuration: Kafka's broker keys with their defaults and bounds, and the
 //! group-level overrides (spec §7).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

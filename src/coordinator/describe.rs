@@ -166,7 +166,7 @@ fn target_of(t: &TasksTuple) -> Assignment {
     }
 }
 
-fn offsets_list(m: &std::collections::BTreeMap<TaskId, i64>) -> Vec<TaskOffset> {
+fn offsets_list(m: &crate::util::map::BTreeMap<TaskId, i64>) -> Vec<TaskOffset> {
     m.iter()
         .map(|(t, o)| TaskOffset {
             subtopology_id: t.subtopology.clone(),

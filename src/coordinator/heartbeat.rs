@@ -4,8 +4,8 @@
 //! current state without touching it; only a successful plan is applied, through replay. Soft
 //! state (task offsets, configured topology, shutdown flag, endpoint epoch) is updated after.
 
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use super::reconcile::{self, ReconcileInput};

@@ -153,7 +153,7 @@ mod replay;
 mod target;
 mod timers;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::config::CoordinatorConfig;
 use crate::records::OffsetCommitValue;

@@ -1,8 +1,8 @@
 //! Target assignment (spec §3.10 and §5.1): decide whether to compute a new target now, and if
 //! so run the assignor over the group view and write the changed member targets.
 
+use crate::util::map::BTreeMap;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use crate::assignor::{

@@ -8,7 +8,7 @@
 pub(crate) mod codec;
 mod compact;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

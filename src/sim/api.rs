@@ -2,7 +2,7 @@
 //! Everything here is serde data: the wasm layer hands it to JavaScript as plain objects, the
 //! explorer's permalinks store `ScenarioSpec` + `Vec<TimedAction>`.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

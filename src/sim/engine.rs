@@ -1,6 +1,6 @@
 //! The event loop: simulated time, network, clients and the coordinator.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;

@@ -1,6 +1,6 @@
 //! Safety invariants checked after every simulation event. The names show in the explorer.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use crate::records::MemberState;
 use crate::types::TaskSet;

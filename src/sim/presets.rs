@@ -1,7 +1,7 @@
 //! Named preset scenarios for the explorer, as data: a spec and the actions to apply at their
 //! times. Members are named by thread alias `<process>-t<i>` (the current incarnation).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::protocol::{Subtopology, TopicInfo, Topology};
 

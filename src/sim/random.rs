@@ -12,7 +12,7 @@
 //! record log must reproduce the coordinator's state hash, and (every 10th seed) rebuilding the
 //! run from seed + actions must reproduce the simulation's state hash.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
