@@ -494,7 +494,7 @@ fn a_stock_kafka_server_properties_loads_and_typos_are_all_reported() {
     assert_eq!(p.listeners.ignored.len(), 17, "{:?}", p.listeners.ignored);
 
     // Security keys groupcoord does not support are named in the one warning, not applied
-    // (docs/deviations.md row 23).
+    // (docs/deviations.md row 26).
     let mut with_unsupported: BTreeMap<String, String> = entries.clone();
     with_unsupported.insert("connections.max.reauth.ms".into(), "3600000".into());
     with_unsupported.insert(
