@@ -373,15 +373,17 @@ fn out_of_file_descriptors_backs_off_and_recovers() {
     assert!(served, "served after descriptors were freed");
 }
 
-/// Issue 10: a failed commit (here: the snapshot cannot be written) stops the server with the
-/// error, returned to the caller instead of exiting the process; nothing is acknowledged.
+/// Issue 10: a failed commit (here: the segment a snapshot rolls to cannot be created; the
+/// snapshot itself is written off the commit path) stops the server with the error, returned to
+/// the caller instead of exiting the process; nothing is acknowledged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_stops_the_server_with_the_error() {
     let mut o = options("limits-commit");
     o.snapshot_bytes = 1;
-    // A directory where the snapshot's temporary file must go: creating it fails.
-    std::fs::create_dir_all(o.data_dir.join("snapshot-00000000000000000001.snap.tmp")).unwrap();
+    let dir = o.data_dir.clone();
     let mut srv = start(o).await.unwrap();
+    // A directory where the next segment must go (after the log was loaded): creating it fails.
+    std::fs::create_dir_all(dir.join("segment-00000000000000000001.log")).unwrap();
     let mut c = Client::connect(srv.addr).await.unwrap();
     let answered = c.heartbeat(0, &join("g")).await;
     assert!(answered.is_err(), "not acknowledged: {answered:?}");
@@ -389,7 +391,7 @@ async fn a_failed_commit_stops_the_server_with_the_error() {
         .await
         .expect("the server stops by itself");
     match stopped {
-        Err(ServerError::Commit(e)) => assert!(e.0.contains("snapshot"), "{e}"),
+        Err(ServerError::Commit(e)) => assert!(e.0.contains("segment roll"), "{e}"),
         other => panic!("{other:?}"),
     }
 }
