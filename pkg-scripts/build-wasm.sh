@@ -2,8 +2,13 @@
 # Builds the wasm module, its JS glue, its TypeScript types and the npm package.json into www/pkg/.
 # Idempotent: installs the wasm32 target and wasm-bindgen-cli (== the version in Cargo.lock) only
 # when missing. Set WASM_OPT=0 to skip the optional binaryen (npm, v132) -Oz pass.
-# Default: opt-level 2 for the wasm build (as fast as 3 here and a little smaller) with a smaller
-# LLVM inlining budget (-inline-threshold=60, -inlinehint-threshold=175 instead of 225 / 325):
+# Default (since the KIP-848 consumer simulation and the protocol comparison put every group type
+# in the module): opt-level "z" for every crate of the wasm build and a small LLVM inlining budget
+# (-inline-threshold=25, -inlinehint-threshold=100): 379,370 bytes gzip -9 on 2026-12-01, where
+# opt-level 2 with a 60/175 budget gave 430,329 (over the 400 KB budget), "z" for the crate alone
+# 417,968 and WASM_SIZE=1 436,316. The simulation runs 1.27-1.5x slower than at opt-level 2
+# (www/bench-node.mjs, scale-out preset, 3 alternating runs: 79-100 ms against 62-67 ms; same
+# state hash). History of the previous default, opt-level 2 with a 60/175 inlining budget:
 # 776,544 bytes, 299,614 bytes gzip -9 (292.6 KB; 345,702 at the default budget) before classic
 # groups (1,104,399 / 421,655 with them). That costs the simulation 5-10% in wasm, about what the
 # wasm-only size-class allocator (src/wasm/allocator.rs) gains back; pkg-scripts/bench-wasm.sh
@@ -34,8 +39,8 @@ OPT=(--config 'profile.release.lto=true' --config 'profile.release.codegen-units
 if [ "${WASM_SIZE:-0}" = 1 ]; then
   OPT+=(--config 'profile.release.opt-level=3' --config 'profile.release.package.groupcoord.opt-level="s"')
 else
-  OPT+=(--config 'profile.release.opt-level=2'
-        --config 'target.wasm32-unknown-unknown.rustflags=["-Cllvm-args=-inline-threshold=60", "-Cllvm-args=-inlinehint-threshold=175"]')
+  OPT+=(--config 'profile.release.opt-level="z"'
+        --config 'target.wasm32-unknown-unknown.rustflags=["-Cllvm-args=-inline-threshold=25", "-Cllvm-args=-inlinehint-threshold=100"]')
 fi
 cargo build --locked --release --target wasm32-unknown-unknown --lib "${OPT[@]}"
 rm -rf www/pkg
