@@ -780,9 +780,12 @@ fn consumer_recording_path() -> PathBuf {
             \"Consumer groups\"); give it a threshold once its differences are triaged"]
 fn consumer_agreement() {
     let mut sequences = load_wire(&consumer_recording_path());
-    if let Ok(n) = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ") {
-        let n: u32 = n.parse().expect("a number");
+    let only: Option<u32> = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ")
+        .ok()
+        .map(|s| s.parse().expect("GROUPCOORD_DIFF_CONSUMER_SEQ is a number"));
+    if let Some(n) = only {
         sequences.retain(|s| s.seq == n);
+        assert!(!sequences.is_empty(), "no sequence {n} in the recording");
     }
     let text =
         std::fs::read_to_string(dir().join("consumer.properties")).expect("consumer.properties");
@@ -810,6 +813,11 @@ fn consumer_agreement() {
         let verdicts: Vec<_> = (0..seq.steps.len())
             .map(|k| consumer_check::compare(seq, k, &ours[k]))
             .collect();
+        if only.is_some() {
+            for (k, v) in verdicts.iter().enumerate() {
+                consumer_check::print_step(seq, k, v, &ours[k]);
+            }
+        }
         report.add(seq, &verdicts, &[]);
     }
     println!("{}", report.render("consumer groups", sequences.len()));

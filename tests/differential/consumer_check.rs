@@ -534,3 +534,43 @@ pub fn topic_ids_of(m: &MetadataResponse) -> BTreeMap<String, String> {
         })
         .collect()
 }
+
+/// One step of a sequence as `GROUPCOORD_DIFF_CONSUMER_SEQ=N` prints it: the request's note,
+/// Kafka's answer and, when they differ, groupcoord's and the differing fields.
+pub fn print_step(seq: &WireSequence, k: usize, verdict: &super::classic_check::Verdict, ours: &Ours) {
+    let step = &seq.steps[k];
+    let mark = match &verdict.category {
+        None => "ok".to_string(),
+        Some(c) => format!("DIFF {c}"),
+    };
+    println!("--- step {k} at {} ms: {} [{mark}]", step.at_ms, step.note);
+    let mut b = unhex(&step.request);
+    match step.api_key {
+        68 => println!(
+            "request: {:?}",
+            ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
+        ),
+        69 => println!(
+            "request: {:?}",
+            ConsumerGroupDescribeRequest::decode(&mut b, step.version)
+        ),
+        _ => {}
+    }
+    match &step.answer {
+        Some(a) => println!(
+            "kafka (during step {}): {:?}",
+            a.after_step,
+            decode_answer(step.api_key, step.version, &unhex(&a.body))
+        ),
+        None => println!("kafka: no answer"),
+    }
+    if verdict.category.is_some() {
+        match &ours.answer {
+            Some((i, r)) => println!("groupcoord (during step {i}): {r:?}"),
+            None => println!("groupcoord: no answer"),
+        }
+        for d in &verdict.differences {
+            println!("  {d}");
+        }
+    }
+}

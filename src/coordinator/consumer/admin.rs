@@ -113,6 +113,7 @@ impl Coordinator {
                 .filter(|id| id.is_empty())
                 .map(|_| DescribedConsumerGroup {
                     error_code: ErrorCode::INVALID_GROUP_ID.0,
+                    authorized_operations: i32::MIN,
                     ..Default::default()
                 });
         let named = req.group_ids.iter().filter(|id| !id.is_empty()).map(|id| {
@@ -129,6 +130,8 @@ impl Coordinator {
                         error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
                         error_message: Some(message),
                         group_id: id.clone(),
+                        // Kafka leaves its default (INT_MIN) in a group it could not describe.
+                        authorized_operations: i32::MIN,
                         ..Default::default()
                     };
                 }

@@ -162,15 +162,16 @@ pub struct ConsumerGroup {
 }
 
 impl ConsumerGroup {
-    /// A new group as Kafka starts it: epochs 0.
+    /// A new group as Kafka 4.4 starts it (`ModernGroup`): group epoch 1, assignment epoch 1, so
+    /// the first join bumps to 2 (docs/consumer-protocol.md §K2.1).
     pub fn new(group_id: &str) -> ConsumerGroup {
         ConsumerGroup {
             group_id: group_id.to_string(),
-            group_epoch: 0,
+            group_epoch: 1,
             metadata_hash: 0,
             members: BTreeMap::new(),
             static_members: BTreeMap::new(),
-            assignment_epoch: 0,
+            assignment_epoch: 1,
             assignment_timestamp: 0,
             target_assignment: BTreeMap::new(),
             resolved_regexes: BTreeMap::new(),
