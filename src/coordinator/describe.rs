@@ -413,7 +413,7 @@ impl Coordinator {
     /// applied changes nothing and is re-armed after Kafka's timer retry backoff; a failed
     /// delayed assignment is not retried (Kafka schedules it without retry either).
     pub(super) fn fire(&mut self, now: Millis, key: TimerKey, tag: i32) -> Outcome<()> {
-        let consumer = self.consumer_fire(&key, tag);
+        let consumer = self.consumer_fire(now, &key, tag);
         let fenced = match &key {
             _ if consumer.is_some() => consumer.unwrap_or_else(|| Ok(Outcome::new(()))),
             TimerKey::SessionTimeout {
@@ -443,6 +443,8 @@ impl Coordinator {
             TimerKey::ClassicHeartbeat { .. }
             | TimerKey::ClassicJoin { .. }
             | TimerKey::ClassicSync { .. } => return self.fire_classic(now, &key, tag),
+            // Handled by `consumer_fire` (a group that is no consumer group any more: nothing).
+            TimerKey::ConsumerRegex { .. } => Ok(Outcome::new(())),
         };
         fenced.unwrap_or_else(|_| {
             let mut out = Outcome::new(());

@@ -84,6 +84,12 @@ pub enum TimerKey {
         /// The group.
         group_id: String,
     },
+    /// A consumer group's regular expressions to resolve against the topics (Kafka's
+    /// asynchronous `{group}-regex` task, docs/consumer-protocol.md §K3.9), due at once.
+    ConsumerRegex {
+        /// The group.
+        group_id: String,
+    },
 }
 
 /// A change to the timer table, returned by every operation.
@@ -176,7 +182,19 @@ pub struct Coordinator {
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
+    metadata_versions: MetadataVersions,
     classic: classic::ClassicRuntime,
+}
+
+/// Versions of the topic view (Kafka's metadata image offsets): regular expressions remember the
+/// version they were resolved against and are resolved again once a topic was created after it
+/// (docs/consumer-protocol.md §K3.9).
+#[derive(Debug, Clone, Copy, Default)]
+struct MetadataVersions {
+    /// Bumped by every change of the view.
+    current: i64,
+    /// The version of the last change that created a topic.
+    last_with_new_topics: i64,
 }
 
 impl Coordinator {
@@ -188,6 +206,7 @@ impl Coordinator {
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
+            metadata_versions: MetadataVersions::default(),
             classic: classic::ClassicRuntime::default(),
         }
     }
@@ -222,6 +241,14 @@ impl Coordinator {
             }
         }
         if !changed.is_empty() {
+            self.metadata_versions.current += 1;
+            if image
+                .topics
+                .keys()
+                .any(|t| !self.metadata.topics.contains_key(t))
+            {
+                self.metadata_versions.last_with_new_topics = self.metadata_versions.current;
+            }
             for g in self.groups.all_streams_mut() {
                 let Some(topology) = &g.topology else {
                     continue;

@@ -537,7 +537,12 @@ pub fn topic_ids_of(m: &MetadataResponse) -> BTreeMap<String, String> {
 
 /// One step of a sequence as `GROUPCOORD_DIFF_CONSUMER_SEQ=N` prints it: the request's note,
 /// Kafka's answer and, when they differ, groupcoord's and the differing fields.
-pub fn print_step(seq: &WireSequence, k: usize, verdict: &super::classic_check::Verdict, ours: &Ours) {
+pub fn print_step(
+    seq: &WireSequence,
+    k: usize,
+    verdict: &super::classic_check::Verdict,
+    ours: &Ours,
+) {
     let step = &seq.steps[k];
     let mark = match &verdict.category {
         None => "ok".to_string(),
