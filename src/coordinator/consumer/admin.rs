@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use super::group::{ConsumerGroup, ConsumerMember, target_sets};
-use super::preferred_assignor;
 use crate::assignor::consumer::TopicId;
 use crate::coordinator::Coordinator;
 use crate::coordinator::describe::GROUP_OPERATIONS_WITHOUT_AUTHORIZER;
@@ -143,7 +142,8 @@ impl Coordinator {
                 group_state: g.state().name().to_string(),
                 group_epoch: g.group_epoch,
                 assignment_epoch: g.assignment_epoch,
-                assignor_name: preferred_assignor(g, None, None)
+                assignor_name: g
+                    .preferred_assignor()
                     .unwrap_or_else(|| default_assignor.clone()),
                 members: g
                     .members

@@ -208,38 +208,6 @@ fn response_assignment(assigned: &PartitionEpochs) -> Vec<TopicIdPartitions> {
         .collect()
 }
 
-/// The preferred server assignor of a group with `old` replaced by `new`: the name most members
-/// ask for (ties: the first in a Java `HashMap`'s order, as Kafka's stream `max` keeps).
-fn preferred_assignor(
-    group: &ConsumerGroup,
-    old: Option<&ConsumerMember>,
-    new: Option<&ConsumerMember>,
-) -> Option<String> {
-    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
-    let skip = old.map(|m| m.member_id.as_str());
-    for m in group
-        .members
-        .values()
-        .filter(|m| Some(m.member_id.as_str()) != skip)
-        .chain(new)
-    {
-        if let Some(a) = &m.server_assignor {
-            *counts.entry(a.as_str()).or_default() += 1;
-        }
-    }
-    let order = crate::assignor::consumer::java_order::string_hash_map_order(
-        counts.keys().copied().collect::<Vec<_>>(),
-    );
-    let mut best: Option<(&str, i64)> = None;
-    for name in order {
-        let c = counts[name];
-        if best.is_none_or(|(_, b)| c > b) {
-            best = Some((name, c));
-        }
-    }
-    best.map(|(n, _)| n.to_string())
-}
-
 /// A member id for a v0 member that sent none: Kafka draws a random `Uuid` (printed as 22
 /// characters of URL-safe base64); the pure core derives one from the group, a sequence number
 /// and the time.
@@ -761,9 +729,11 @@ impl Coordinator {
             .first()
             .cloned()
             .unwrap_or_else(|| "uniform".to_string());
-        let preferred_before =
-            preferred_assignor(group, None, None).unwrap_or_else(|| default_assignor.clone());
-        let preferred_after = preferred_assignor(group, old_for_counts, Some(&updated))
+        let preferred_before = group
+            .preferred_assignor()
+            .unwrap_or_else(|| default_assignor.clone());
+        let preferred_after = group
+            .compute_preferred_assignor(Some(&member), Some(&updated))
             .unwrap_or_else(|| default_assignor.clone());
         let mut bump = names_changed
             || regex_status == RegexStatus::UpdatedAndResolved
