@@ -182,6 +182,9 @@ pub struct Coordinator {
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
+    /// Topic ids given from outside (a real broker's, for comparisons); the others are derived
+    /// from the name ([`crate::assignor::consumer::TopicId::from_name`]).
+    topic_ids: BTreeMap<String, crate::assignor::consumer::TopicId>,
     metadata_versions: MetadataVersions,
     classic: classic::ClassicRuntime,
 }
@@ -206,6 +209,7 @@ impl Coordinator {
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
+            topic_ids: BTreeMap::new(),
             metadata_versions: MetadataVersions::default(),
             classic: classic::ClassicRuntime::default(),
         }
@@ -219,6 +223,18 @@ impl Coordinator {
     /// Replace the configuration (group-level overrides included).
     pub fn set_config(&mut self, config: CoordinatorConfig) {
         self.config = config;
+    }
+
+    /// Use these ids for these topics instead of ids derived from their names (consumer groups
+    /// see topics by id, and Kafka's assignors iterate topics in the hash order of their ids: a
+    /// comparison with a real broker needs the broker's ids).
+    pub fn set_topic_ids(&mut self, ids: BTreeMap<String, crate::assignor::consumer::TopicId>) {
+        self.topic_ids = ids;
+    }
+
+    /// The id of a topic: the one given by [`Self::set_topic_ids`], else derived from its name.
+    pub fn topic_id(&self, name: &str) -> crate::assignor::consumer::TopicId {
+        consumer::topic_id_of(&self.topic_ids, name)
     }
 
     /// The topic view the coordinator works with.

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::{Bytes, BytesMut};
+use groupcoord::assignor::consumer::TopicId;
 use groupcoord::coordinator::Coordinator;
 use groupcoord::server::kafka::State;
 use groupcoord::server::peer::Peer;
@@ -244,6 +245,17 @@ fn member_id_of(a: &Answer) -> Option<String> {
 /// Replay one sequence on a fresh handler.
 pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
     let mut state = State::new(coord, "127.0.0.1".into(), 9092);
+    // Kafka's topic ids: its assignors iterate topics in the hash order of their ids, so the
+    // same assignment needs the same ids.
+    state.coord.set_topic_ids(
+        seq.topic_ids
+            .iter()
+            .map(|(n, id)| {
+                let (hi, lo) = parse_uuid(id).as_u64_pair();
+                (n.clone(), TopicId::new(hi as i64, lo as i64))
+            })
+            .collect(),
+    );
     let topics: Vec<TopicChange> = super::consumer_generate::TOPICS
         .iter()
         .map(|(n, p)| TopicChange::Set {

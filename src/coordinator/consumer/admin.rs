@@ -19,7 +19,7 @@ fn names_by_id(c: &Coordinator) -> BTreeMap<TopicId, String> {
     c.metadata
         .topics
         .keys()
-        .map(|n| (TopicId::from_name(n), n.clone()))
+        .map(|n| (c.topic_id(n), n.clone()))
         .collect()
 }
 
@@ -297,10 +297,10 @@ impl Coordinator {
 pub(in crate::coordinator) fn partition_commit_error(
     m: &ConsumerMember,
     member_epoch: i32,
-    topic: &str,
+    topic: TopicId,
     partition: i32,
 ) -> ErrorCode {
-    let id = TopicId::from_name(topic);
+    let id = topic;
     let epoch = m
         .assigned
         .get(&id)

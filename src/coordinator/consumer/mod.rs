@@ -35,6 +35,13 @@ pub use group::{ConsumerGroup, ConsumerMember};
 use reconcile::ReconcileInput;
 use target::TargetRequest;
 
+/// A topic's id: the one given from outside, else derived from its name.
+pub(crate) fn topic_id_of(ids: &BTreeMap<String, TopicId>, name: &str) -> TopicId {
+    ids.get(name)
+        .copied()
+        .unwrap_or_else(|| TopicId::from_name(name))
+}
+
 fn blank(s: &str) -> bool {
     s.trim().is_empty()
 }
@@ -778,6 +785,7 @@ impl Coordinator {
             replaced_member_id: replaced.as_deref(),
             assignor,
             metadata: &self.metadata,
+            topic_ids: &self.topic_ids,
             now,
             assignment_interval_ms: cfg.assignment_interval_ms,
         })?;
@@ -789,7 +797,7 @@ impl Coordinator {
                 updated.clone()
             } else {
                 let subscribed: BTreeSet<TopicId> =
-                    target::subscribed_topic_ids(group, &updated, &self.metadata)
+                    target::subscribed_topic_ids(group, &updated, &self.metadata, &self.topic_ids)
                         .into_iter()
                         .collect();
                 let is_owned = |t: &TopicId, p: i32| group.is_partition_owned(t, p);
