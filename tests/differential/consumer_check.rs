@@ -529,10 +529,48 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
         .and_then(|d| d.split(':').nth(1))
         .map(|f| f.trim().to_string())
         .unwrap_or_default();
+    // Kafka's assignors order members by the hash of their ids, and a v0 member that joins
+    // without an id gets one Kafka draws at random: no other server can give the same
+    // assignment while such a member is in the group.
+    let assignment_field = matches!(
+        field.as_str(),
+        "partitions" | "topic_partitions" | "topic_id" | "assignment" | "target_assignment"
+    );
+    if assignment_field && drawn_member_id_before(seq, k) {
+        return Verdict {
+            category: Some(format!(
+                "{} ({api}: {field})",
+                super::classic_check::DRAWN_MEMBER_ID
+            )),
+            differences,
+        };
+    }
     Verdict {
         category: Some(format!("{api}: {field}")),
         differences,
     }
+}
+
+/// Whether a ConsumerGroupHeartbeat join without a member id (v0) was answered with a member id
+/// at or before step `k`.
+fn drawn_member_id_before(seq: &WireSequence, k: usize) -> bool {
+    seq.steps[..=k].iter().any(|s| {
+        if s.api_key != 68 {
+            return false;
+        }
+        let mut b = unhex(&s.request);
+        let Ok(r) = ConsumerGroupHeartbeatRequest::decode(&mut b, s.version) else {
+            return false;
+        };
+        r.member_id.is_empty()
+            && r.member_epoch == 0
+            && s.answer.as_ref().is_some_and(|a| {
+                matches!(
+                    decode_answer(68, s.version, &unhex(&a.body)),
+                    Answer::Heartbeat(h) if h.error_code == 0
+                )
+            })
+    })
 }
 
 /// The topic ids of the broker, for the recording.
