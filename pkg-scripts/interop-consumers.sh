@@ -7,9 +7,9 @@
 #
 #   --target    which broker(s) to run against (default both; --short alone: groupcoord)
 #   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
-#               console, groups-tool (default all); also, with group.protocol=consumer (KIP-848):
-#               confluent-consumer, java-consumer, and the rolling upgrades confluent-upgrade,
-#               java-upgrade (classic cooperative-sticky -> consumer, one member at a time)
+#               console, groups-tool, and with group.protocol=consumer (KIP-848) confluent-consumer,
+#               java-consumer, and the rolling upgrades confluent-upgrade, java-upgrade (classic ->
+#               consumer, one member at a time: online migration) (default all)
 #   --records   records per client test (default 10000)
 #   --short     a quick check: confluent-range and groups-tool, 1200 records (CI runs every client:
 #               pkg-scripts/test.sh, suite real-consumers)
@@ -19,6 +19,9 @@
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
 #               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
 #   GC_PORT     groupcoord's port (default: a free one); KAFKA_PORT, KAFKA_CONTROLLER_PORT the broker's
+#   CONSUMER_SESSION_MS  the brokers' group.consumer.session.timeout.ms (default 6000, as the classic
+#               members ask for theirs); a consumer-protocol static member must restart within it
+#               (the JVM's restart took 10 s on a loaded 2-core machine: the CI suite uses 20000)
 #   TAP=0       do not record the request versions each client sends (recorded when run as root)
 #
 # Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
@@ -52,12 +55,11 @@ if [ "$short" = 1 ]; then
   target="${target:-groupcoord}"; clients="${clients:-confluent-range,groups-tool}"; records=1200
 fi
 target="${target:-both}"
-clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer}"
+clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer,java-consumer,confluent-upgrade,java-upgrade}"
 case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
 for c in ${clients//,/ }; do
   case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
-    # The consumer rebalance protocol (KIP-848): confluent-consumer is in the default list; the
-    # Java client and the rolling upgrades (which need online migration) are not yet.
+    # The consumer rebalance protocol (KIP-848), and the rolling upgrades to it.
     confluent-consumer|java-consumer|confluent-upgrade|java-upgrade) ;;
     *) echo "unknown client $c" >&2; exit 2 ;; esac
 done
@@ -67,10 +69,16 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 proj="$root/tests/interop/consumers"
 # The broker's consumer-protocol (KIP-848) session and heartbeat, as the classic members ask for
 # theirs (classic groups are not affected).
-export BROKER_EXTRA_PROPS="${BROKER_EXTRA_PROPS:-$proj/consumer-protocol.properties}"
+consumer_session_ms="${CONSUMER_SESSION_MS:-6000}"
+case "$consumer_session_ms" in ''|*[!0-9]*) echo "CONSUMER_SESSION_MS must be a number of ms" >&2; exit 2 ;; esac
 broker="$root/tests/interop/streams/kafka-broker.sh"
 WORK="${WORK:-$(mktemp -d /tmp/interop-consumers.XXXXXX)}"
 mkdir -p "$WORK"
+if [ -z "${BROKER_EXTRA_PROPS:-}" ]; then
+  sed "s/^group.consumer.session.timeout.ms=.*/group.consumer.session.timeout.ms=$consumer_session_ms/" \
+    "$proj/consumer-protocol.properties" > "$WORK/consumer-protocol.properties"
+  export BROKER_EXTRA_PROPS="$WORK/consumer-protocol.properties"
+fi
 echo "interop-consumers: target=$target clients=$clients records=$records timings=$timings work=$WORK ($(date -u '+%F %T UTC'))"
 
 gc_pid=""
@@ -169,7 +177,7 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   # is stopped on exit (cleanup) whether or not it came up.
   "$root/target/debug/groupcoord" serve --listen "127.0.0.1:${GC_PORT:-0}" --data-dir "$WORK/groupcoord/data" \
     --set group.streams.initial.rebalance.delay.ms=0 --set group.initial.rebalance.delay.ms=0 \
-    --set group.consumer.session.timeout.ms=6000 --set group.consumer.min.session.timeout.ms=6000 \
+    --set group.consumer.session.timeout.ms="$consumer_session_ms" --set group.consumer.min.session.timeout.ms=6000 \
     --set group.consumer.heartbeat.interval.ms=1000 --set group.consumer.min.heartbeat.interval.ms=1000 \
     > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
   gc_pid=$!

@@ -35,9 +35,11 @@ if [ -z "${QUICK:-}" ]; then
   run_suite real-client-smoke env SKIP_RUST=1 pkg-scripts/test-server.sh
   run_suite security-interop pkg-scripts/interop-security.sh
   run_suite kafka-streams-interop pkg-scripts/interop-streams.sh --short
-  # Every real consumer client in classic groups against groupcoord (issue 12), 10,000 records each.
+  # Every real consumer client against groupcoord, 10,000 records each: classic groups (issue 12),
+  # the consumer protocol and the rolling upgrades classic -> consumer (issue 14). A consumer-
+  # protocol static member (java-consumer) must restart within the 20 s consumer session.
   # --wait 90: every wait is event-driven; the bound only matters when a JVM start is slow.
-  run_suite real-consumers env TAP=0 pkg-scripts/interop-consumers.sh --target groupcoord --jobs 2 --wait 90
+  run_suite real-consumers env TAP=0 CONSUMER_SESSION_MS=20000 pkg-scripts/interop-consumers.sh --target groupcoord --jobs 2 --wait 90
 fi
 
 echo

@@ -107,6 +107,54 @@ pub struct ConsumerConfig {
     /// `group.consumer.regex.refresh.interval.ms`: how often a group's regular expressions are
     /// resolved again even when no topic was created (docs/consumer-protocol.md §K3.9).
     pub regex_refresh_interval_ms: i32,
+    /// `group.consumer.migration.policy` (docs/consumer-protocol.md §K11).
+    pub migration_policy: MigrationPolicy,
+}
+
+/// `group.consumer.migration.policy`: which online conversions between a live classic group and
+/// a live consumer group are allowed (docs/consumer-protocol.md §K11). Empty groups convert
+/// whatever the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MigrationPolicy {
+    /// Both directions (Kafka 4.4's default).
+    #[default]
+    Bidirectional,
+    /// Classic to consumer only.
+    Upgrade,
+    /// Consumer to classic only.
+    Downgrade,
+    /// Neither; classic members may not join a live consumer group.
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// Kafka's `isUpgradeEnabled`.
+    pub fn upgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    /// Kafka's `isDowngradeEnabled`.
+    pub fn downgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
+
+    /// The policy a config value names (case-insensitive, as Kafka parses it).
+    pub fn parse(value: &str) -> Option<MigrationPolicy> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "bidirectional" => Some(MigrationPolicy::Bidirectional),
+            "upgrade" => Some(MigrationPolicy::Upgrade),
+            "downgrade" => Some(MigrationPolicy::Downgrade),
+            "disabled" => Some(MigrationPolicy::Disabled),
+            _ => None,
+        }
+    }
 }
 
 impl Default for ConsumerConfig {
@@ -128,6 +176,7 @@ impl Default for ConsumerConfig {
             min_assignment_interval_ms: 0,
             max_assignment_interval_ms: 15_000,
             regex_refresh_interval_ms: 600_000,
+            migration_policy: MigrationPolicy::Bidirectional,
         }
     }
 }

@@ -511,16 +511,14 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 }
                 c.consumer.assignors = list;
             }
-            // docs/deviations.md: online migration is not served yet; only `disabled` (what
-            // groupcoord does) is accepted.
             "group.consumer.migration.policy" => {
-                if !v.trim().eq_ignore_ascii_case("disabled") {
-                    return Err(err(
-                        k,
-                        "online migration between classic and consumer groups is not supported \
-                         yet: only `disabled` is accepted",
-                    ));
-                }
+                c.consumer.migration_policy =
+                    crate::config::MigrationPolicy::parse(v).ok_or_else(|| {
+                        err(
+                            k,
+                            "expected one of bidirectional, upgrade, downgrade, disabled",
+                        )
+                    })?;
             }
             "group.streams.assignors" => {
                 let list = parse_list(v);
@@ -962,6 +960,26 @@ mod tests {
         assert_eq!(p["d"], "three");
         assert_eq!(p["e"], "cont");
         assert_eq!(p["empty"], "");
+    }
+
+    #[test]
+    fn consumer_migration_policy() {
+        use crate::config::MigrationPolicy;
+        let policy = |v: &str| {
+            b(&[("group.consumer.migration.policy", v)])
+                .map(|c| c.coordinator.consumer.migration_policy)
+        };
+        assert_eq!(
+            b(&[]).unwrap().coordinator.consumer.migration_policy,
+            MigrationPolicy::Bidirectional
+        );
+        assert_eq!(policy(" UPGRADE ").unwrap(), MigrationPolicy::Upgrade);
+        assert_eq!(policy("downgrade").unwrap(), MigrationPolicy::Downgrade);
+        assert_eq!(policy("Disabled").unwrap(), MigrationPolicy::Disabled);
+        assert!(policy("both").is_err());
+        assert!(MigrationPolicy::Upgrade.upgrade_enabled());
+        assert!(!MigrationPolicy::Upgrade.downgrade_enabled());
+        assert!(!MigrationPolicy::Disabled.upgrade_enabled());
     }
 
     #[test]

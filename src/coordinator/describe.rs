@@ -445,6 +445,16 @@ impl Coordinator {
             | TimerKey::ClassicSync { .. } => return self.fire_classic(now, &key, tag),
             // Handled by `consumer_fire` (a group that is no consumer group any more: nothing).
             TimerKey::ConsumerRegex { .. } => Ok(Outcome::new(())),
+            // docs/consumer-protocol.md §K11.3: a classic member of a consumer group that did not
+            // rejoin or sync in time.
+            TimerKey::ConsumerClassicJoin {
+                group_id,
+                member_id,
+            }
+            | TimerKey::ConsumerClassicSync {
+                group_id,
+                member_id,
+            } => self.consumer_fence_member(now, group_id, member_id),
         };
         fenced.unwrap_or_else(|_| {
             let mut out = Outcome::new(());

@@ -90,6 +90,22 @@ pub enum TimerKey {
         /// The group.
         group_id: String,
     },
+    /// A classic-protocol member of a consumer group told to rejoin must send JoinGroup in
+    /// time (Kafka's `join-{group}-{member}`, docs/consumer-protocol.md §K11.3).
+    ConsumerClassicJoin {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+    },
+    /// A classic-protocol member of a consumer group that joined must send SyncGroup in time
+    /// (Kafka's `sync-{group}-{member}`, docs/consumer-protocol.md §K11.3).
+    ConsumerClassicSync {
+        /// The group.
+        group_id: String,
+        /// The member.
+        member_id: String,
+    },
 }
 
 /// A change to the timer table, returned by every operation.

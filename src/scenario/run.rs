@@ -133,6 +133,14 @@ fn timer_token(k: &TimerKey, at: Millis) -> String {
         | TimerKey::ClassicJoin { .. }
         | TimerKey::ClassicSync { .. } => format!("{k:?}@{}", at.0),
         TimerKey::ConsumerRegex { group_id } => format!("regex:{group_id}@{}", at.0),
+        TimerKey::ConsumerClassicJoin {
+            group_id,
+            member_id,
+        } => format!("classic-join:{}{member_id}@{}", g(group_id), at.0),
+        TimerKey::ConsumerClassicSync {
+            group_id,
+            member_id,
+        } => format!("classic-sync:{}{member_id}@{}", g(group_id), at.0),
     }
 }
 
@@ -389,7 +397,11 @@ impl Runner {
             "expect-member" => self.expect_member(&a),
             "expect-records" => {
                 let want: Vec<String> = a.positional.clone();
-                let got: Vec<String> = self.last_records.iter().map(record_token).collect();
+                let got: Vec<String> = self
+                    .last_records
+                    .iter()
+                    .map(|r| self.relabel_classic(record_token(r)))
+                    .collect();
                 self.checks += 1;
                 let want_s = if want == ["none"] {
                     String::new()
@@ -413,7 +425,7 @@ impl Runner {
                     .iter()
                     .map(|(k, d)| {
                         self.classic_timer_token(k, *d)
-                            .unwrap_or_else(|| timer_token(k, *d))
+                            .unwrap_or_else(|| self.relabel_classic(timer_token(k, *d)))
                     })
                     .collect();
                 got.sort();

@@ -118,8 +118,15 @@ pub fn encode_assignment(partitions: &[TopicPartition]) -> Result<Vec<u8>, WireE
 /// payload is an empty assignment (a member the leader gave nothing, as the Java client treats
 /// it).
 pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<TopicPartition>, WireError> {
+    decode_assignment_with_user_data(bytes).map(|(partitions, _)| partitions)
+}
+
+/// [`decode_assignment`] with the assignor's user data (`None` when null or absent).
+pub fn decode_assignment_with_user_data(
+    bytes: &[u8],
+) -> Result<(Vec<TopicPartition>, Option<Vec<u8>>), WireError> {
     if bytes.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let mut r = Reader::new(bytes, "ConsumerProtocolAssignment");
     let version = r.i16("Version")?;
@@ -127,8 +134,26 @@ pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<TopicPartition>, WireError>
         return Err(r.unexpected_null());
     }
     let partitions = r.field("AssignedPartitions", read_topic_partitions)?;
-    r.nullable_bytes("UserData")?;
-    Ok(partitions)
+    let user_data = r.nullable_bytes("UserData")?.map(<[u8]>::to_vec);
+    Ok((partitions, user_data))
+}
+
+/// `ConsumerProtocol.serializeAssignment` at the version a member's subscription was written
+/// with (what the coordinator answers a classic member of a consumer group with); versions
+/// 0-3 share one layout, a newer one is written as 3.
+pub fn encode_assignment_at(
+    partitions: &[TopicPartition],
+    version: i16,
+) -> Result<Vec<u8>, WireError> {
+    let mut bytes = encode_assignment(partitions)?;
+    let v = version.clamp(0, CONSUMER_PROTOCOL_VERSION);
+    bytes[..2].copy_from_slice(&v.to_be_bytes());
+    Ok(bytes)
+}
+
+/// The version of a `consumer` protocol payload (its first two bytes).
+pub fn payload_version(bytes: &[u8]) -> Result<i16, WireError> {
+    Reader::new(bytes, "ConsumerProtocol").i16("Version")
 }
 
 /// A schema-encoded int32 generation: `CooperativeStickyAssignor`'s user data.

@@ -298,13 +298,11 @@ impl Coordinator {
                 }
             }
         }
-        // A consumer group holds the id: an Empty one is deleted and replaced, a live one refuses
-        // classic members (docs/consumer-protocol.md §K10: groupcoord runs as
-        // `group.consumer.migration.policy=disabled`).
+        // A consumer group holds the id: an Empty one is deleted and replaced, a live one serves
+        // the classic member itself (docs/consumer-protocol.md §K11.3).
         if let Some(c) = self.groups.consumer(gid) {
             if !c.members.is_empty() {
-                reject(self, "", ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
-                return out;
+                return self.classic_join_to_consumer_group(now, ctx, req, token);
             }
             let records = self.consumer_group_tombstones(gid).unwrap_or_default();
             if let Err(e) = self.apply(&records) {
@@ -393,6 +391,14 @@ impl Coordinator {
             self.answer(token, refuse(ErrorCode::INVALID_GROUP_ID));
             return Outcome::new(());
         }
+        // docs/consumer-protocol.md §K11.3: a classic member of a consumer group.
+        if let Some(c) = self.groups.consumer(&req.group_id) {
+            if c.members.is_empty() {
+                self.answer(token, refuse(ErrorCode::UNKNOWN_MEMBER_ID));
+                return Outcome::new(());
+            }
+            return self.classic_sync_to_consumer_group(now, req, token);
+        }
         let done = self.on_classic(now, &req.group_id, |step, g| {
             if g.is(ClassicState::Empty) {
                 step.reply_sync(
@@ -418,6 +424,9 @@ impl Coordinator {
         if req.group_id.is_empty() {
             return Outcome::new(ErrorCode::INVALID_GROUP_ID);
         }
+        if self.groups.consumer(&req.group_id).is_some() {
+            return self.classic_heartbeat_to_consumer_group(now, req);
+        }
         match self.on_classic(now, &req.group_id, |step, g| heartbeat(step, g, req)) {
             Some(done) => {
                 let code = done.value;
@@ -442,6 +451,9 @@ impl Coordinator {
         if req.group_id.is_empty() {
             return failed(ErrorCode::INVALID_GROUP_ID);
         }
+        if self.groups.consumer(&req.group_id).is_some() {
+            return self.classic_leave_to_consumer_group(now, req);
+        }
         match self.on_classic(now, &req.group_id, |step, g| leave(step, g, req)) {
             Some(mut done) => {
                 let response = std::mem::replace(
@@ -454,6 +466,57 @@ impl Coordinator {
                 done.into_outcome(response)
             }
             None => failed(ErrorCode::UNKNOWN_MEMBER_ID),
+        }
+    }
+
+    /// A classic group upgraded to a consumer group (docs/consumer-protocol.md §K11.2): its
+    /// waiting JoinGroup and SyncGroup requests answer REBALANCE_IN_PROGRESS and its timers
+    /// are cancelled. `old` is the group as it was before the upgrade.
+    pub(in crate::coordinator) fn classic_release_upgraded(
+        &mut self,
+        old: &ClassicGroup,
+    ) -> Vec<TimerChange> {
+        let mut changes = Vec::new();
+        for m in old.members.values() {
+            if let Some(token) = m.awaiting_join {
+                let r = JoinGroupResponse::error(&m.member_id, ErrorCode::REBALANCE_IN_PROGRESS);
+                self.answer(token, ClassicReply::Join(r));
+            }
+        }
+        for m in old.members.values() {
+            if let Some(token) = m.awaiting_sync {
+                let r = SyncGroupResponse::error(ErrorCode::REBALANCE_IN_PROGRESS);
+                self.answer(token, ClassicReply::Sync(r));
+            }
+        }
+        let keys = old
+            .members
+            .keys()
+            .map(|m| heartbeat_key(&old.group_id, m))
+            .chain([join_key(&old.group_id), sync_key(&old.group_id)]);
+        for key in keys {
+            changes.extend(self.timers.cancel(&key));
+        }
+        changes
+    }
+
+    /// A classic group that replaced a consumer group (docs/consumer-protocol.md §K11.4): every
+    /// member's session timer, then a rebalance its members learn of through Heartbeat.
+    pub(in crate::coordinator) fn classic_start_downgraded(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+    ) -> Outcome<()> {
+        let done = self.on_classic(now, group_id, |step, g| {
+            let members: Vec<String> = g.members.keys().cloned().collect();
+            for m in &members {
+                step.reschedule_heartbeat(g, m);
+            }
+            prepare_rebalance(step, g);
+        });
+        match done {
+            Some(done) => done.into_outcome(()),
+            None => Outcome::new(()),
         }
     }
 

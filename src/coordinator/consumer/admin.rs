@@ -251,13 +251,26 @@ impl Coordinator {
             return Ok(None);
         }
         if member_epoch > m.member_epoch {
-            return Err(ApiError::new(
-                ErrorCode::STALE_MEMBER_EPOCH,
-                format!(
-                    "Received member epoch {member_epoch} is newer than current member epoch {}.",
-                    m.member_epoch
-                ),
-            ));
+            // A classic member of the group (docs/consumer-protocol.md §K11.3) sent a generation.
+            return Err(if m.uses_classic_protocol() {
+                ApiError::new(
+                    ErrorCode::ILLEGAL_GENERATION,
+                    format!(
+                        "Received generation id {member_epoch} is newer than current member \
+                         epoch {}.",
+                        m.member_epoch
+                    ),
+                )
+            } else {
+                ApiError::new(
+                    ErrorCode::STALE_MEMBER_EPOCH,
+                    format!(
+                        "Received member epoch {member_epoch} is newer than current member \
+                         epoch {}.",
+                        m.member_epoch
+                    ),
+                )
+            });
         }
         Ok(Some(m))
     }
@@ -279,14 +292,25 @@ impl Coordinator {
             )
         })?;
         if m.member_epoch != member_epoch {
-            return Err(ApiError::new(
-                ErrorCode::STALE_MEMBER_EPOCH,
-                format!(
-                    "The received member epoch {member_epoch} does not match the expected member \
-                     epoch {}.",
-                    m.member_epoch
-                ),
-            ));
+            return Err(if m.uses_classic_protocol() {
+                ApiError::new(
+                    ErrorCode::ILLEGAL_GENERATION,
+                    format!(
+                        "The received generation id {member_epoch} does not match the expected \
+                         member epoch {}.",
+                        m.member_epoch
+                    ),
+                )
+            } else {
+                ApiError::new(
+                    ErrorCode::STALE_MEMBER_EPOCH,
+                    format!(
+                        "The received member epoch {member_epoch} does not match the expected \
+                         member epoch {}.",
+                        m.member_epoch
+                    ),
+                )
+            });
         }
         Ok(())
     }
@@ -312,6 +336,7 @@ pub(in crate::coordinator) fn partition_commit_error(
         });
     match epoch {
         Some(e) if member_epoch >= *e => ErrorCode::NONE,
+        _ if m.uses_classic_protocol() => ErrorCode::ILLEGAL_GENERATION,
         _ => ErrorCode::STALE_MEMBER_EPOCH,
     }
 }

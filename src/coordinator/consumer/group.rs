@@ -34,7 +34,7 @@ pub struct ConsumerMember {
     /// `""` when the member subscribes by names only.
     pub subscribed_topic_regex: String,
     pub server_assignor: Option<String>,
-    /// Set for members that joined through JoinGroup (online migration, not served yet).
+    /// Set for members that joined through JoinGroup (online migration, docs/consumer-protocol.md §K11).
     pub classic_member_metadata: Option<ConsumerClassicMemberMetadata>,
     pub assigned: PartitionEpochs,
     pub pending_revocation: PartitionEpochs,
@@ -396,12 +396,30 @@ impl ConsumerGroup {
             .filter(|m| Some(m.member_id.as_str()) != skip)
             .chain(new)
         {
-            out.extend(m.subscribed_topic_names.iter().cloned());
-            if let Some(r) = self.resolved_regexes.get(&m.subscribed_topic_regex) {
-                out.extend(r.topics.iter().cloned());
-            }
+            out.extend(self.subscribed_topics_of(m));
         }
         out
+    }
+
+    /// One member's subscribed topic names plus the topics of its resolved expression.
+    pub fn subscribed_topics_of<'a>(
+        &'a self,
+        m: &'a ConsumerMember,
+    ) -> impl Iterator<Item = String> + 'a {
+        let regex = self
+            .resolved_regexes
+            .get(&m.subscribed_topic_regex)
+            .into_iter()
+            .flat_map(|r| r.topics.iter());
+        m.subscribed_topic_names.iter().chain(regex).cloned()
+    }
+
+    /// Members that joined through JoinGroup (Kafka's `numClassicProtocolMembers`).
+    pub fn classic_member_count(&self) -> usize {
+        self.members
+            .values()
+            .filter(|m| m.uses_classic_protocol())
+            .count()
     }
 
     /// `hasMetadataExpired`.

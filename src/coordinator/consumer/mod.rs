@@ -11,6 +11,7 @@
 mod admin;
 pub(super) use admin::partition_commit_error;
 pub mod group;
+mod migration;
 pub mod reconcile;
 mod regex;
 mod replay;
@@ -358,7 +359,7 @@ impl Coordinator {
                 })
                 .and_then(|_| {
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
-                        self.consumer_leave(req)
+                        self.consumer_leave(now, req)
                     } else {
                         self.consumer_join_or_heartbeat(now, ctx, req)
                     }
@@ -370,6 +371,7 @@ impl Coordinator {
     /// Leave paths (docs/consumer-protocol.md §K5).
     fn consumer_leave(
         &mut self,
+        now: Millis,
         req: &ConsumerGroupHeartbeatRequest,
     ) -> Result<Outcome<ConsumerGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
@@ -427,7 +429,7 @@ impl Coordinator {
                 topics_to_create: Vec::new(),
             });
         }
-        let fenced = self.consumer_fence_member(gid, &member_id)?;
+        let fenced = self.consumer_fence_member(now, gid, &member_id)?;
         Ok(Outcome {
             response: ConsumerGroupHeartbeatResponse {
                 member_id: Some(req.member_id.clone()),
@@ -440,36 +442,72 @@ impl Coordinator {
         })
     }
 
-    /// Fence (remove) a member (docs/consumer-protocol.md §K5): its tombstones, a group epoch bump with the metadata hash
-    /// of the remaining subscriptions, and its timers cancelled. Nothing changes when its records
-    /// cannot be applied.
+    /// Fence (remove) a member (docs/consumer-protocol.md §K5); see
+    /// [`Coordinator::consumer_fence_members`].
     pub(super) fn consumer_fence_member(
         &mut self,
+        now: Millis,
         group_id: &str,
         member_id: &str,
+    ) -> Result<Outcome<()>, ApiError> {
+        self.consumer_fence_members(now, group_id, &[member_id.to_string()])
+    }
+
+    /// Fence (remove) members (docs/consumer-protocol.md §K5, Kafka's `consumerGroupFenceMembers`):
+    /// their tombstones, one group epoch bump with the metadata hash of the remaining
+    /// subscriptions, and their timers cancelled; or, when only classic-protocol members would
+    /// remain, the downgrade to a classic group (§K11.4). Nothing changes when the records cannot
+    /// be applied. Unknown ids are skipped.
+    pub(super) fn consumer_fence_members(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+        member_ids: &[String],
     ) -> Result<Outcome<()>, ApiError> {
         let mut out = Outcome::new(());
         let Some(group) = self.groups.consumer(group_id) else {
             return Ok(out);
         };
-        let Some(member) = group.members.get(member_id) else {
+        let leaving: Vec<&ConsumerMember> = member_ids
+            .iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|id| group.members.get(id))
+            .collect();
+        if leaving.is_empty() {
             return Ok(out);
-        };
-        out.records.extend(member_tombstones(group_id, member_id));
-        // A resolved expression no remaining member subscribes to is deleted.
-        if !member.subscribed_topic_regex.is_empty()
-            && !group.members.values().any(|m| {
-                m.member_id != member_id
-                    && m.subscribed_topic_regex == member.subscribed_topic_regex
-            })
-        {
-            out.records.push(Record::ConsumerRegularExpression {
-                group_id: group_id.to_string(),
-                regex: member.subscribed_topic_regex.clone(),
-                value: None,
-            });
         }
-        let topics = group.subscribed_topics_with(Some(member), None);
+        if self.consumer_may_downgrade(group, &leaving) {
+            return self.consumer_downgrade(now, group_id, member_ids);
+        }
+        for member in &leaving {
+            out.records
+                .extend(member_tombstones(group_id, &member.member_id));
+        }
+        // A resolved expression no remaining member subscribes to is deleted.
+        let gone = |id: &str| leaving.iter().any(|m| m.member_id == id);
+        let regexes: BTreeSet<&str> = leaving
+            .iter()
+            .map(|m| m.subscribed_topic_regex.as_str())
+            .filter(|r| !r.is_empty())
+            .collect();
+        for regex in regexes {
+            if !group
+                .members
+                .values()
+                .any(|m| !gone(&m.member_id) && m.subscribed_topic_regex == regex)
+            {
+                out.records.push(Record::ConsumerRegularExpression {
+                    group_id: group_id.to_string(),
+                    regex: regex.to_string(),
+                    value: None,
+                });
+            }
+        }
+        let mut topics = BTreeSet::new();
+        for m in group.members.values().filter(|m| !gone(&m.member_id)) {
+            topics.extend(group.subscribed_topics_of(m));
+        }
         let hash = crate::topology::metadata_hash(&topics, &self.metadata);
         let epoch = group.group_epoch + 1;
         out.records.push(Record::ConsumerGroupMetadata {
@@ -479,7 +517,7 @@ impl Coordinator {
                 metadata_hash: hash,
             }),
         });
-        if group.members.len() == 1 {
+        if group.members.len() == leaving.len() {
             out.records.push(Record::ConsumerTargetAssignmentMetadata {
                 group_id: group_id.to_string(),
                 value: Some(TargetAssignmentMetadataValue {
@@ -488,18 +526,11 @@ impl Coordinator {
                 }),
             });
         }
+        let ids: Vec<String> = leaving.iter().map(|m| m.member_id.clone()).collect();
         self.apply(&out.records)?;
-        for key in [
-            TimerKey::SessionTimeout {
-                group_id: group_id.to_string(),
-                member_id: member_id.to_string(),
-            },
-            TimerKey::RebalanceTimeout {
-                group_id: group_id.to_string(),
-                member_id: member_id.to_string(),
-            },
-        ] {
-            self.timer_cancel(&mut out.timers, &key);
+        for member_id in &ids {
+            out.timers
+                .extend(self.consumer_cancel_member_timers(group_id, member_id));
         }
         Ok(out)
     }
@@ -530,7 +561,8 @@ impl Coordinator {
                     });
                     return Ok(Some(classic));
                 }
-                // docs/deviations.md: groupcoord runs as `group.consumer.migration.policy=disabled`.
+                // Not reached: `consumer_upgrade_classic` converted the live group or refused it
+                // with this same answer (§K11.2).
                 Err(ApiError::new(
                     ErrorCode::GROUP_ID_NOT_FOUND,
                     format!(
@@ -554,9 +586,18 @@ impl Coordinator {
         req: &ConsumerGroupHeartbeatRequest,
     ) -> Result<Outcome<ConsumerGroupHeartbeatResponse>, ApiError> {
         let joining = req.member_epoch == JOIN_EPOCH;
+        // A live classic group is upgraded first (§K11.2), and restored if the heartbeat fails.
+        let upgrade = if joining {
+            self.consumer_upgrade_classic(&req.group_id)?
+        } else {
+            None
+        };
         let mut records: Vec<Record> = Vec::new();
         let converted = self.consumer_group_for_heartbeat(&req.group_id, joining, &mut records)?;
         let result = self.consumer_heartbeat_in_group(now, ctx, req, records);
+        if let Some(upgrade) = upgrade {
+            return self.consumer_finish_upgrade(now, upgrade, result);
+        }
         if result.is_err()
             && let Some(classic) = converted
         {
@@ -1005,7 +1046,7 @@ impl Coordinator {
                 member_id,
             } => {
                 self.groups.consumer(group_id)?;
-                Some(self.consumer_fence_member(group_id, member_id))
+                Some(self.consumer_fence_member(now, group_id, member_id))
             }
             TimerKey::ConsumerRegex { group_id } => {
                 Some(Ok(self.consumer_resolve_regexes(now, group_id)))
@@ -1017,7 +1058,7 @@ impl Coordinator {
                 let g = self.groups.consumer(group_id)?;
                 let epoch = g.members.get(member_id).map(|m| m.member_epoch);
                 Some(if epoch == Some(tag) {
-                    self.consumer_fence_member(group_id, member_id)
+                    self.consumer_fence_member(now, group_id, member_id)
                 } else {
                     Ok(Outcome::new(()))
                 })

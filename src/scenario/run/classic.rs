@@ -74,6 +74,27 @@ fn subscription(topics: &[String]) -> Result<Vec<u8>, WireError> {
     Ok(w.into_bytes())
 }
 
+/// `t-0,t-1,u-2` as (topic, partition) pairs (the last `-` splits).
+fn topic_partitions(spec: &str) -> Vec<(String, i32)> {
+    list(spec)
+        .into_iter()
+        .filter_map(|tp| {
+            let (t, p) = tp.rsplit_once('-')?;
+            Some((t.to_string(), p.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A `consumer` protocol assignment as `t-0,t-1` (sorted; `""` when empty or unreadable).
+fn assignment_text(bytes: &[u8]) -> String {
+    let mut ps = crate::assignor::client::protocol::decode_assignment(bytes).unwrap_or_default();
+    ps.sort();
+    ps.iter()
+        .map(|(t, p)| format!("{t}-{p}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn code_name(c: ErrorCode) -> String {
     c.name().to_string()
 }
@@ -91,9 +112,21 @@ impl Runner {
                     None => known.unwrap_or_default(),
                 };
                 let topics = list(a.get("topics").unwrap_or("t"));
-                let metadata = match a.get("meta") {
-                    Some(m) => m.as_bytes().to_vec(),
-                    None => subscription(&topics).map_err(|e| err(n, e.to_string()))?,
+                let metadata = match (a.get("meta"), a.get("owned")) {
+                    (Some(m), _) => m.as_bytes().to_vec(),
+                    // A version 3 subscription with the partitions the member owns (cooperative).
+                    (None, Some(owned)) => crate::assignor::client::protocol::encode_subscription(
+                        &crate::assignor::client::Subscription {
+                            topics: topics.clone(),
+                            user_data: None,
+                            owned_partitions: topic_partitions(owned),
+                            generation_id: None,
+                            rack_id: None,
+                            group_instance_id: None,
+                        },
+                    )
+                    .map_err(|e| err(n, e.to_string()))?,
+                    (None, None) => subscription(&topics).map_err(|e| err(n, e.to_string()))?,
                 };
                 let protocols = list(a.get("protocols").unwrap_or("range"))
                     .into_iter()
@@ -135,7 +168,15 @@ impl Runner {
                         .filter(|s| !s.is_empty())
                         .map(|e| {
                             let (who, bytes) = e.split_once(':').unwrap_or((e, ""));
-                            (self.classic_id(who), bytes.as_bytes().to_vec())
+                            // `@t-0,t-1`: a `consumer` protocol assignment of those partitions.
+                            let bytes = match bytes.strip_prefix('@') {
+                                Some(ps) => crate::assignor::client::protocol::encode_assignment(
+                                    &topic_partitions(ps),
+                                )
+                                .unwrap_or_default(),
+                                None => bytes.as_bytes().to_vec(),
+                            };
+                            (self.classic_id(who), bytes)
                         })
                         .collect(),
                 };
@@ -276,6 +317,27 @@ impl Runner {
             .get(word)
             .map(|m| m.member_id.clone())
             .unwrap_or_else(|| word.to_string())
+    }
+
+    /// A member id as the scenario names it: a classic member's name (its id is generated), else
+    /// the id (consumer members are named by their ids).
+    pub(super) fn member_label(&self, member_id: &str) -> String {
+        self.classic
+            .members
+            .iter()
+            .find(|(_, m)| m.member_id == member_id)
+            .map_or_else(|| member_id.to_string(), |(n, _)| n.clone())
+    }
+
+    /// `text` with every generated classic member id replaced by the member's name (classic
+    /// members of consumer groups appear in consumer records and timers).
+    pub(super) fn relabel_classic(&self, mut text: String) -> String {
+        for (name, m) in &self.classic.members {
+            if !m.member_id.is_empty() && m.member_id != *name && text.contains(&m.member_id) {
+                text = text.replace(&m.member_id, name);
+            }
+        }
+        text
     }
 
     /// The name of the member with this id, for readable timer tokens.
@@ -451,6 +513,7 @@ impl Runner {
         let waiting = a.flag("waiting");
         let error = a.get("error").map(String::from);
         let assignment = a.get("assignment").map(String::from);
+        let partitions = a.get("partitions").map(String::from);
         let protocol = a.get("protocol").map(String::from);
         a.finish(&["waiting"])?;
         self.checks += 1;
@@ -476,6 +539,7 @@ impl Runner {
                 assignment,
                 String::from_utf8_lossy(&r.assignment).into_owned(),
             ),
+            ("partitions", partitions, assignment_text(&r.assignment)),
             (
                 "protocol",
                 protocol,

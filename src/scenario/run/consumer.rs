@@ -257,7 +257,9 @@ impl Runner {
                     .map(String::from)
                     .or_else(|| known.as_ref().map(|m| m.group.clone()))
                     .unwrap_or_else(|| "g".into());
-                let mid = known.map(|m| m.member_id).unwrap_or(name);
+                let mid = known
+                    .map(|m| m.member_id)
+                    .unwrap_or_else(|| self.classic_id(&name));
                 let c = self
                     .coord
                     .as_ref()
@@ -318,7 +320,20 @@ impl Runner {
                         ("assignment-epoch", g.assignment_epoch.to_string()),
                         (
                             "members",
-                            g.members.keys().cloned().collect::<Vec<_>>().join(","),
+                            g.members
+                                .keys()
+                                .map(|id| self.member_label(id))
+                                .collect::<Vec<_>>()
+                                .join(","),
+                        ),
+                        (
+                            "classic-members",
+                            g.members
+                                .values()
+                                .filter(|m| m.uses_classic_protocol())
+                                .map(|m| self.member_label(&m.member_id))
+                                .collect::<Vec<_>>()
+                                .join(","),
                         ),
                     ]);
                 }
@@ -336,7 +351,7 @@ impl Runner {
                         .consumer
                         .members
                         .get(name)
-                        .map_or(name.to_string(), |m| m.member_id.clone());
+                        .map_or_else(|| self.classic_id(name), |m| m.member_id.clone());
                     d.members.iter().find(|m| m.member_id == id).cloned()
                 });
                 let mut checks: Vec<(&str, String)> = vec![

@@ -152,6 +152,10 @@ impl State {
         };
         let o = self.coord.classic_heartbeat(now, &req);
         let code = self.absorb(o, entries);
+        if code != ErrorCode::NONE {
+            tracing::debug!(group = %req.group_id, member = %req.member_id,
+                generation = req.generation_id, "Heartbeat answered {}", code.name());
+        }
         let mut resp = HeartbeatResponse::default();
         resp.error_code = code.0;
         resp
@@ -354,6 +358,11 @@ impl State {
             let Some(v) = self.deferred.versions.remove(&done.token) else {
                 continue;
             };
+            let (what, code) = match &done.reply {
+                ClassicReply::Join(j) => ("JoinGroup", j.error_code),
+                ClassicReply::Sync(r) => ("SyncGroup", r.error_code),
+            };
+            tracing::debug!(token = done.token.0, "{what} answered {}", code.name());
             let resp = match done.reply {
                 ClassicReply::Join(j) => ResponseKind::JoinGroup(join_response(j, v)),
                 ClassicReply::Sync(r) => ResponseKind::SyncGroup(sync_response(r, v)),

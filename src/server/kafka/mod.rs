@@ -871,6 +871,11 @@ impl State {
             let o = self.coord.offset_commit(now, &input);
             for (t, ps) in self.absorb(o, entries) {
                 for (p, e) in ps {
+                    if e != ErrorCode::NONE {
+                        tracing::debug!(group = %r.group_id.0, member = %r.member_id,
+                            epoch = r.generation_id_or_member_epoch, topic = %t, partition = p,
+                            "OffsetCommit answered {}", e.name());
+                    }
                     add_result(&mut results, &t, p, e);
                 }
             }

@@ -32,8 +32,8 @@ HEARTBEAT_MS = 1000
 ALL_CLIENTS = ["confluent-range", "confluent-coop", "kafka-python", "aiokafka", "kcat", "java", "console",
                "groups-tool"]
 # The consumer rebalance protocol (KIP-848, ConsumerGroupHeartbeat): the same test with
-# group.protocol=consumer, and a rolling upgrade of a classic group to it (not in the default
-# list: groupcoord does not serve ConsumerGroupHeartbeat yet).
+# group.protocol=consumer, and a rolling upgrade of a classic group to it (online migration).
+# pkg-scripts/interop-consumers.sh lists them by default; this harness alone does not.
 CONSUMER_CLIENTS = ["confluent-consumer", "java-consumer", "confluent-upgrade", "java-upgrade"]
 
 args = None
@@ -945,7 +945,7 @@ def print_timings(tk, tg):
 
 # The clients whose members are JVMs: each starts up to 3 JVMs at once, and a static member's JVM
 # must come back within the session timeout, so they take turns in one lane of their own.
-JVM_CLIENTS = ("java", "console", "groups-tool")
+JVM_CLIENTS = ("java", "console", "groups-tool", "java-consumer", "java-upgrade")
 
 
 def run_clients(target, boot, clients, jobs):
