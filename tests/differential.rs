@@ -9,7 +9,7 @@
 //! * `classic_agreement` (every `cargo test`): classic groups, `classic-recording.jsonl.gz`
 //!   replayed against the pure request handler at the recorded times; `record_classic` (ignored,
 //!   `record.sh classic`) rewrites it. `GROUPCOORD_DIFF_CLASSIC_SEQ=17` prints one sequence.
-//! * `consumer_agreement` (ignored until groupcoord serves ConsumerGroupHeartbeat) and
+//! * `consumer_agreement` (fails below `CONSUMER_THRESHOLD` / `CONSUMER_THRESHOLD_WITHOUT_EXCUSED`) and
 //!   `record_consumer` (ignored, `record.sh consumer`): KIP-848 consumer groups.
 // Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
 #![cfg(not(target_arch = "wasm32"))]
@@ -775,9 +775,15 @@ fn consumer_recording_path() -> PathBuf {
     dir().join("consumer-recording.jsonl.gz")
 }
 
+/// Agreement over every step of the consumer recording below which `consumer_agreement` fails:
+/// what the current recording reaches (92.97%). Raise it as differences are fixed.
+const CONSUMER_THRESHOLD: f64 = 92.9;
+
+/// The same without the excused steps (member ids Kafka drew at random in an assignment, broker
+/// stalls, and the rest of their sequences): 99.38% today (README, "Consumer groups").
+const CONSUMER_THRESHOLD_WITHOUT_EXCUSED: f64 = 99.3;
+
 #[test]
-#[ignore = "report only: 22.77% agreement with w-consumer's first version (README, \
-            \"Consumer groups\"); give it a threshold once its differences are triaged"]
 fn consumer_agreement() {
     let mut sequences = load_wire(&consumer_recording_path());
     let only: Option<u32> = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ")
@@ -821,6 +827,25 @@ fn consumer_agreement() {
         report.add(seq, &verdicts, &[]);
     }
     println!("{}", report.render("consumer groups", sequences.len()));
+    if only.is_none() {
+        assert!(
+            sequences.len() >= 100 && report.steps >= 3000,
+            "the consumer recording is too small: {} sequences, {} steps",
+            sequences.len(),
+            report.steps
+        );
+        assert!(
+            report.agreement() >= CONSUMER_THRESHOLD,
+            "consumer agreement {:.2}% is below the threshold {CONSUMER_THRESHOLD}%",
+            report.agreement()
+        );
+        assert!(
+            report.agreement_without_races() >= CONSUMER_THRESHOLD_WITHOUT_EXCUSED,
+            "consumer agreement without excused steps {:.2}% is below the threshold \
+             {CONSUMER_THRESHOLD_WITHOUT_EXCUSED}%",
+            report.agreement_without_races()
+        );
+    }
 }
 
 #[test]

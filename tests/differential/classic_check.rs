@@ -584,9 +584,11 @@ impl Report {
                 after_race = true;
             }
             if !seen_difference
-                && v.category
-                    .as_deref()
-                    .is_some_and(|c| c.starts_with(LEADER_CHOICE) || c.starts_with(DRAWN_MEMBER_ID))
+                && v.category.as_deref().is_some_and(|c| {
+                    c.starts_with(LEADER_CHOICE)
+                        || c.starts_with(DRAWN_MEMBER_ID)
+                        || c.starts_with(super::consumer_check::STALL)
+                })
             {
                 after_race = true;
             }

@@ -234,7 +234,6 @@ impl ConsumerGroup {
             ((n as f32 / 0.75 + 1.0) as usize).next_power_of_two()
         };
         let mut capacity: usize = 0;
-        let mut tail: i64 = 0;
         let mut head: i64 = 0;
         let resize = |capacity: &mut usize, threshold: &mut usize| {
             if *capacity == 0 {
@@ -244,13 +243,12 @@ impl ConsumerGroup {
             }
             *threshold = *capacity * 3 / 4;
         };
-        for name in self.assignor_order.iteration_order() {
+        for (tail, name) in (0_i64..).zip(self.assignor_order.iteration_order()) {
             if capacity == 0 {
                 resize(&mut capacity, &mut threshold);
             }
             let c = self.assignor_counts.get(&name).copied().unwrap_or(0);
             map.push((name, c, tail));
-            tail += 1;
             if map.len() > threshold {
                 resize(&mut capacity, &mut threshold);
             }
