@@ -4,6 +4,8 @@
 #   speed:     one preset, 10,000 x step(100 ms) with its actions: Node (www/bench-node.mjs) vs
 #              native (benches/sim.rs), best of 3 each; ratio wasm/native (target <= 2.5).
 # Env: SKIP_BUILD=1 to reuse www/pkg; BENCH_PRESET, STEPS, STEP_MS, ROUNDS passed to both sides.
+# Exits non-zero when the module is over budget (pkg-scripts/check-wasm-size.sh) or the state
+# hashes of the two sides differ.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -27,3 +29,4 @@ printf 'wasm module  %9d bytes raw  %8d bytes gzip -9  (%.1f KB gzip; budget <= 
 printf 'JS glue      %9d bytes raw  %8d bytes gzip -9\n' "$js_raw" "$js_gz"
 echo "time ratio   wasm/native = $w_ms ms / $n_ms ms = $ratio (target <= 2.5)"
 if [ "$n_h" = "$w_h" ]; then echo "same run     state hash $n_h on both sides"; else echo "WARNING: state hashes differ (native $n_h, wasm $w_h)"; exit 1; fi
+./pkg-scripts/check-wasm-size.sh

@@ -48,7 +48,7 @@ if [ "${WASM_OPT:-1}" != 0 ]; then
   if [ ! -x www/node_modules/.bin/wasm-opt ]; then
     (cd www && npm ci --no-audit --no-fund >/dev/null)
   fi
-  www/node_modules/.bin/wasm-opt -Oz www/pkg/groupcoord_bg.wasm -o www/pkg/groupcoord_bg.wasm
+  www/node_modules/.bin/wasm-opt -Oz --converge www/pkg/groupcoord_bg.wasm -o www/pkg/groupcoord_bg.wasm
 fi
 
 # www/pkg is an npm package: ES module + wasm + TypeScript types (the JSON shapes are typed in

@@ -2,7 +2,8 @@
 # wasm tests: `wasm-pack test --headless --chrome` (every test target built for wasm32; the
 # browser tests are tests/wasm_browser.rs, the native-only files compile to nothing), the npm
 # package www/pkg imported from Node (www/pkg.test.mjs), then the Playwright e2e test of the
-# explorer (www/e2e.test.mjs; screenshots in test-output/).
+# explorer (www/e2e.test.mjs; screenshots in test-output/). Fails when the module is over its
+# gzip budget (pkg-scripts/check-wasm-size.sh).
 # Installs what is missing (chromium, chromium-driver, wasm32 target, wasm-bindgen-cli, wasm-pack)
 # first; nothing is downloaded from outside the package registries (the system chromedriver is
 # used).
@@ -22,6 +23,8 @@ fi
 
 # Build www/pkg (also installs the wasm32 target and wasm-bindgen-cli == Cargo.lock's version).
 ./pkg-scripts/build-wasm.sh
+# The size budget first: cheap, and a module over budget fails the suite.
+./pkg-scripts/check-wasm-size.sh
 
 # wasm-pack from crates.io, pinned; it finds wasm-bindgen (installed above, == Cargo.lock's) on
 # PATH and the system chromedriver through CHROMEDRIVER, so it downloads nothing.
@@ -39,6 +42,8 @@ wasm-pack test --headless --chrome --chromedriver "$CHROMEDRIVER"
 # The npm package, imported from Node.
 node --test www/pkg.test.mjs
 
-# Playwright e2e against the page.
-(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs)
+# Playwright e2e against the page; the live-mode test runs a real `groupcoord serve --demo`
+# (debug build; GROUPCOORD_BIN overrides, E2E_LIVE_PORT picks its two ports, default 19610-19611).
+cargo build --bin groupcoord
+(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs)
 echo "test-wasm: all wasm browser tests and e2e tests passed"

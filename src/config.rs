@@ -1,7 +1,7 @@
 //! Coordinator configuration: Kafka's broker keys with their defaults and bounds, and the
 //! group-level overrides (spec §7).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -301,28 +301,20 @@ pub struct EffectiveGroupConfig {
 impl CoordinatorConfig {
     /// The effective configs of a group.
     pub fn for_group(&self, group_id: &str) -> EffectiveGroupConfig {
-        let o = self
-            .group_overrides
-            .get(group_id)
-            .cloned()
-            .unwrap_or_default();
+        let o = self.group_overrides.get(group_id);
         let clamp = |v: i32, lo: i32, hi: i32| v.max(lo).min(hi.max(lo));
-        let default_assignor = self
-            .assignors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "sticky".into());
         let assignor_name = o
-            .assignor_name
-            .filter(|n| self.assignors.iter().any(|a| a == n))
-            .unwrap_or(default_assignor);
+            .and_then(|o| o.assignor_name.as_ref())
+            .filter(|n| self.assignors.iter().any(|a| a == *n))
+            .or(self.assignors.first())
+            .map_or_else(|| "sticky".into(), String::clone);
         EffectiveGroupConfig {
             session_timeout_ms: o
-                .session_timeout_ms
+                .and_then(|o| o.session_timeout_ms)
                 .map(|v| clamp(v, self.min_session_timeout_ms, self.max_session_timeout_ms))
                 .unwrap_or(self.session_timeout_ms),
             heartbeat_interval_ms: o
-                .heartbeat_interval_ms
+                .and_then(|o| o.heartbeat_interval_ms)
                 .map(|v| {
                     clamp(
                         v,
@@ -332,15 +324,15 @@ impl CoordinatorConfig {
                 })
                 .unwrap_or(self.heartbeat_interval_ms),
             num_standby_replicas: o
-                .num_standby_replicas
+                .and_then(|o| o.num_standby_replicas)
                 .map(|v| clamp(v, 0, self.max_standby_replicas))
                 .unwrap_or(self.num_standby_replicas),
             initial_rebalance_delay_ms: o
-                .initial_rebalance_delay_ms
+                .and_then(|o| o.initial_rebalance_delay_ms)
                 .map(|v| v.max(0))
                 .unwrap_or(self.initial_rebalance_delay_ms),
             assignment_interval_ms: o
-                .assignment_interval_ms
+                .and_then(|o| o.assignment_interval_ms)
                 .map(|v| {
                     clamp(
                         v,
@@ -351,18 +343,18 @@ impl CoordinatorConfig {
                 .unwrap_or(self.assignment_interval_ms),
             assignor_name,
             rack_aware_assignment_tags: o
-                .rack_aware_assignment_tags
+                .and_then(|o| o.rack_aware_assignment_tags.clone())
                 .unwrap_or_else(|| self.rack_aware_assignment_tags.clone()),
             task_offset_interval_ms: o
-                .task_offset_interval_ms
+                .and_then(|o| o.task_offset_interval_ms)
                 .map(|v| v.max(self.min_task_offset_interval_ms))
                 .unwrap_or(self.task_offset_interval_ms),
             num_warmup_replicas: o
-                .num_warmup_replicas
+                .and_then(|o| o.num_warmup_replicas)
                 .map(|v| clamp(v, 0, self.max_warmup_replicas))
                 .unwrap_or(self.num_warmup_replicas),
             acceptable_recovery_lag: o
-                .acceptable_recovery_lag
+                .and_then(|o| o.acceptable_recovery_lag)
                 .map(|v| v.max(0))
                 .unwrap_or(self.acceptable_recovery_lag),
         }

@@ -11,7 +11,7 @@
 //! id may contain dots. Overrides are validated like Kafka validates an alter (out-of-range values
 //! are rejected; at evaluation they are clamped to the broker bounds by `CoordinatorConfig::for_group`).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 use std::fmt;
 
 use crate::assignor::BUILTIN_ASSIGNORS;
@@ -354,7 +354,7 @@ fn at_least<T: PartialOrd + fmt::Display + Copy>(
 }
 
 fn unique_non_empty(key: &str, list: &[String]) -> Result<(), ConfigError> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = crate::util::map::BTreeSet::new();
     for e in list {
         if e.is_empty() {
             return Err(err(key, "empty entries are not allowed"));

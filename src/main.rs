@@ -161,6 +161,9 @@ mod native {
         /// requests, huge claimed bodies) with a well-behaved client throughout: crashes, RSS
         /// before/peak/after (--pid), the good client's p99.
         Hostile(server::tools::bench_hostile::HostileArgs),
+        /// Restart time: builds a log of a realistic record mix, then times start-ups of
+        /// `groupcoord serve` on it to the first answered request, and their peak RSS.
+        Replay(server::tools::bench_replay::ReplayArgs),
         /// The sticky assignor on generated groups: time, balance, movement, rack diversity.
         /// `--members M --tasks T [--standbys S] [--racks R] [--seed N] [--warmups N] [--no-scale]
         /// [--write-input FILE.json] [--input FILE.json]`
@@ -188,9 +191,9 @@ mod native {
         /// Override a config key: key=value (repeatable; wins over --config).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Serve the web view (www/, /api/groups, /api/events, /metrics, /healthz, /readyz) on
-        /// this address (default 127.0.0.1:8080 when given without one). Beyond loopback it
-        /// needs --http-token.
+        /// Serve the web view (www/, /api/groups, /api/events, /api/history, /metrics, /healthz,
+        /// /readyz) on this address (default 127.0.0.1:8080 when given without one). Beyond
+        /// loopback it needs --http-token.
         #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
         http: Option<SocketAddr>,
         /// Bearer token the web view requires from clients beyond loopback (also
@@ -437,6 +440,9 @@ mod native {
             Cmd::Bench {
                 which: BenchCmd::Hostile(a),
             } => rt.block_on(server::tools::bench_hostile::run(a)),
+            Cmd::Bench {
+                which: BenchCmd::Replay(a),
+            } => rt.block_on(server::tools::bench_replay::run(a)),
             Cmd::Bench {
                 which: BenchCmd::Assignor { args },
             } => match groupcoord::assignor::bench::bench_assignor_cli(&args) {

@@ -13,7 +13,7 @@
 //! Pure: no I/O. File names are kept as they are; the native server reads them
 //! (`server::security::tls`).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 use std::fmt;
 
 use crate::config_keys::ConfigError;

@@ -1,6 +1,6 @@
 //! Small domain types shared by every module: time, task ids and task sets.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

@@ -108,7 +108,7 @@ fn sigterm_exits_0_and_corrupt_log_stops_start() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// `bench load` end to end on a tiny load: both loads run for every round, heartbeats reach
+/// `bench load` end to end on a tiny load: both loads run for every round and both modes, heartbeats reach
 /// the coordinator without errors (members join, get tasks and leave), and the ratio is printed.
 #[test]
 fn bench_load_alternates_rounds_and_reports_a_ratio() {
@@ -128,10 +128,12 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
         .filter(|l| l.starts_with("| StreamsGroupHeartbeat") || l.starts_with("| ApiVersions"))
         .map(|l| l.split('|').map(str::trim).collect())
         .collect();
-    assert_eq!(rows.len(), 4, "{stdout}");
+    // Two rounds of both modes (one connection per member, 20 members per connection).
+    assert_eq!(rows.len(), 8, "{stdout}");
     for (i, r) in rows.iter().enumerate() {
         // | name | round | connections | in flight | requests/s | p50 | p99 | errors |
-        assert_eq!(r[2], (i / 2 + 1).to_string(), "{stdout}");
+        assert_eq!(r[2], (i / 4 + 1).to_string(), "{stdout}");
+        assert_eq!(r[3], if i % 4 < 2 { "40" } else { "2" }, "{stdout}");
         assert!(r[5].parse::<f64>().unwrap() > 0.0, "no requests: {stdout}");
         assert_eq!(r[8], "0", "errors: {stdout}");
     }

@@ -74,6 +74,70 @@ async fn web_view_with_demo_group() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(found, "demo group with 3 members in /api/groups");
+    // The view model is the coordinator's real state: member states are Kafka's member states
+    // (never guessed), and once the group is Stable every member is at the assignment epoch.
+    let mut stable_view = None;
+    for _ in 0..100 {
+        let body = get(http, "/api/groups").await;
+        let json: serde_json::Value =
+            serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap_or_default();
+        let view = json["groups"]
+            .as_array()
+            .and_then(|gs| gs.iter().find(|g| g["group_id"] == "demo-app"))
+            .map(|g| g["view"].clone());
+        if let Some(v) = view.filter(|v| {
+            v["state"] == "Stable" && v["members"].as_array().is_some_and(|m| m.len() == 3)
+        }) {
+            stable_view = Some(v);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let view = stable_view.expect("the demo group becomes Stable in the view model");
+    for m in view["members"].as_array().unwrap() {
+        assert_eq!(m["state"], "STABLE", "{m}");
+        assert_eq!(m["member_epoch"], view["assignment_epoch"], "{m}");
+        assert!(m["session_deadline_ms"].as_i64().is_some(), "{m}");
+        assert!(!m["active"].as_array().unwrap().is_empty(), "{m}");
+    }
+    assert_eq!(view["tasks"].as_array().unwrap().len(), 6, "{view}");
+    // The history: the members' real heartbeats and the records they caused (a fresh server
+    // records from its start).
+    let body = get(http, "/api/history?group=demo-app").await;
+    let page: serde_json::Value =
+        serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
+    let msgs = page["messages"].as_array().unwrap();
+    assert!(
+        msgs.iter().any(|m| m["request"]["member_epoch"] == 0),
+        "the joins: {page}"
+    );
+    assert!(
+        msgs.iter().all(|m| m["api"] == "StreamsGroupHeartbeat"
+            && !m["request_hex"].as_str().unwrap().is_empty())
+    );
+    let recs = page["records"].as_array().unwrap();
+    assert!(
+        recs.iter()
+            .any(|r| r["record"]["type"] == "TargetAssignmentMetadata"),
+        "{page}"
+    );
+    assert!(
+        recs.iter().all(
+            |r| r["cause"].as_str().unwrap().starts_with("heartbeat ") || r["cause"] == "timer"
+        ),
+        "{page}"
+    );
+    let last = recs.last().unwrap()["seq"].as_u64().unwrap();
+    let after = get(
+        http,
+        &format!("/api/history?group=demo-app&after_rec={last}"),
+    )
+    .await;
+    assert!(
+        after.contains("\"records\":[]"),
+        "only newer records: {after}"
+    );
+    assert!(get(http, "/api/history").await.starts_with("HTTP/1.1 400"));
     // SSE: the stream starts with the current snapshot.
     let mut s = TcpStream::connect(http).await.unwrap();
     s.write_all(

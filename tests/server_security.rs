@@ -276,6 +276,114 @@ async fn scram_users_over_the_wire_survive_a_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Kafka's SASL state machine over a real socket: requests out of order close the connection,
+/// with ILLEGAL_SASL_STATE in the request's own response where Kafka sends one.
+#[tokio::test]
+async fn sasl_requests_out_of_order_are_refused_as_kafka_does() {
+    let dir = tmp("sasl-states");
+    certs::write(&dir.join("certs"), "localhost").unwrap();
+    let h = start(options(&dir.join("data"), &dir.join("certs")))
+        .await
+        .unwrap();
+    let sasl = addr_of(&h, "SASL_PLAINTEXT");
+    let api_versions = || Req::ApiVersions(ApiVersionsRequest::default());
+
+    // SaslAuthenticate before SaslHandshake: closed without an answer.
+    let mut s = TcpStream::connect(sasl).await.unwrap();
+    let r = call(
+        &mut s,
+        ApiKey::SaslAuthenticate,
+        2,
+        authenticate(b"\0alice\0alice-secret"),
+    )
+    .await;
+    assert!(r.is_err(), "{r:?}");
+
+    // ApiVersions, then a second ApiVersions: closed.
+    let mut s = TcpStream::connect(sasl).await.unwrap();
+    match call(&mut s, ApiKey::ApiVersions, 3, api_versions()).await {
+        Ok(ResponseKind::ApiVersions(r)) => assert_eq!(r.error_code, 0),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        call(&mut s, ApiKey::ApiVersions, 3, api_versions())
+            .await
+            .is_err()
+    );
+
+    // A second SaslHandshake, and ApiVersions, after the handshake: ILLEGAL_SASL_STATE (34) in
+    // their own response, then closed.
+    for (key, version, req) in [
+        (ApiKey::SaslHandshake, 1, handshake("PLAIN")),
+        (ApiKey::ApiVersions, 3, api_versions()),
+    ] {
+        let mut s = TcpStream::connect(sasl).await.unwrap();
+        call(&mut s, ApiKey::SaslHandshake, 1, handshake("PLAIN"))
+            .await
+            .unwrap();
+        let code = match call(&mut s, key, version, req).await.unwrap() {
+            ResponseKind::SaslHandshake(r) => r.error_code,
+            ResponseKind::ApiVersions(r) => r.error_code,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(code, 34, "{key:?}");
+        assert!(closed(&mut s).await, "{key:?}: still open");
+    }
+
+    // Metadata during authentication: closed without an answer.
+    let mut s = TcpStream::connect(sasl).await.unwrap();
+    call(&mut s, ApiKey::SaslHandshake, 1, handshake("PLAIN"))
+        .await
+        .unwrap();
+    let r = call(
+        &mut s,
+        ApiKey::Metadata,
+        12,
+        Req::Kafka(RequestKind::Metadata(MetadataRequest::default())),
+    )
+    .await;
+    assert!(r.is_err(), "{r:?}");
+
+    // Authenticated: SaslAuthenticate again is ILLEGAL_SASL_STATE and the connection stays open.
+    let mut s = TcpStream::connect(sasl).await.unwrap();
+    call(&mut s, ApiKey::SaslHandshake, 1, handshake("PLAIN"))
+        .await
+        .unwrap();
+    call(
+        &mut s,
+        ApiKey::SaslAuthenticate,
+        2,
+        authenticate(b"\0alice\0alice-secret"),
+    )
+    .await
+    .unwrap();
+    match call(
+        &mut s,
+        ApiKey::SaslAuthenticate,
+        2,
+        authenticate(b"\0alice\0alice-secret"),
+    )
+    .await
+    .unwrap()
+    {
+        ResponseKind::SaslAuthenticate(r) => assert_eq!(r.error_code, 34),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(metadata_broker(&mut s).await.1, sasl.port() as i32);
+
+    // On a PLAINTEXT listener SaslHandshake is ILLEGAL_SASL_STATE too (KafkaApis).
+    let mut s = TcpStream::connect(addr_of(&h, "PLAINTEXT")).await.unwrap();
+    match call(&mut s, ApiKey::SaslHandshake, 1, handshake("PLAIN"))
+        .await
+        .unwrap()
+    {
+        ResponseKind::SaslHandshake(r) => assert_eq!(r.error_code, 34),
+        other => panic!("{other:?}"),
+    }
+    h.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tls_client(certs_dir: &std::path::Path, with_cert: bool) -> tokio_rustls::TlsConnector {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -364,33 +472,8 @@ async fn tls_listener_with_required_client_certificates() {
 
 #[test]
 fn a_stock_kafka_server_properties_loads_and_typos_are_all_reported() {
-    // The keys of Kafka 4.4's config/server.properties (KRaft, combined mode), values as shipped.
-    let stock = "\
-process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=localhost:9093
-listeners=PLAINTEXT://:9092,CONTROLLER://:9093
-inter.broker.listener.name=PLAINTEXT
-advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
-num.network.threads=3
-num.io.threads=8
-socket.send.buffer.bytes=102400
-socket.receive.buffer.bytes=102400
-socket.request.max.bytes=104857600
-log.dirs=/tmp/kraft-combined-logs
-num.partitions=1
-num.recovery.threads.per.data.dir=1
-offsets.topic.replication.factor=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-log.retention.hours=168
-log.segment.bytes=1073741824
-log.retention.check.interval.ms=300000
-";
+    // Kafka 4.4's config/server.properties as shipped (KRaft, combined mode).
+    let stock = include_str!("fixtures/kafka-4.4-server.properties");
     let entries = config_keys::parse_properties(stock).unwrap();
     let p = config_keys::build_all(&entries).unwrap();
     assert_eq!(
@@ -409,6 +492,19 @@ log.retention.check.interval.ms=300000
         ("localhost", 9092)
     );
     assert_eq!(p.listeners.ignored.len(), 17, "{:?}", p.listeners.ignored);
+
+    // Security keys groupcoord does not support are named in the one warning, not applied
+    // (docs/deviations.md row 23).
+    let mut with_unsupported: BTreeMap<String, String> = entries.clone();
+    with_unsupported.insert("connections.max.reauth.ms".into(), "3600000".into());
+    with_unsupported.insert(
+        "ssl.principal.mapping.rules".into(),
+        "RULE:^CN=(.*?),.*$/$1/".into(),
+    );
+    let p = config_keys::build_all(&with_unsupported).unwrap();
+    for k in ["connections.max.reauth.ms", "ssl.principal.mapping.rules"] {
+        assert!(p.listeners.ignored.iter().any(|i| i == k), "{k}");
+    }
 
     // Misspelled and invalid keys: all reported in one go.
     let mut bad: BTreeMap<String, String> = entries.clone();

@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use groupcoord::sim::{
     Action, ScenarioSpec, SeedFailure, SeedReport, SimError, Simulation, TimedAction, presets,
-    random_classic_scenario, repro_command, run_classic_seed, run_seed,
+    random_classic_scenario, random_consumer_scenario, repro_command, run_classic_seed,
+    run_consumer_seed, run_seed,
 };
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -148,6 +149,60 @@ fn classic_seed_repro() {
                         m.api,
                         m.fate,
                         m.error.clone().unwrap_or_default()
+                    );
+                }
+            }
+            panic!("{f}");
+        }
+    }
+}
+
+/// KIP-848 consumer groups: `GROUPCOORD_CONSUMER_SEEDS` random consumer groups (default 100, ~30 s in debug)
+/// from `GROUPCOORD_CONSUMER_SEED_START` (default 0) through the real coordinator with the
+/// classic runs' faults (crash, leave, static bounce, network cut, coordinator restart, new
+/// members and partitions, stalls), every invariant (`consumer-partition-single-owner`,
+/// `consumer-assigned-single-owner`, `consumer-epochs`, `replay-equals-live`), liveness and
+/// replay checked; a failure prints its repro command (`consumer_seed_repro`).
+#[test]
+fn consumer_random_seeds() {
+    let start = env_u64("GROUPCOORD_CONSUMER_SEED_START", 0);
+    let count = env_u64("GROUPCOORD_CONSUMER_SEEDS", 100);
+    run_parallel_with(start, count, 2, run_consumer_seed);
+}
+
+/// `GROUPCOORD_CONSUMER_SEED=<n> cargo test --test simulation -- --exact consumer_seed_repro
+/// --nocapture`
+#[test]
+fn consumer_seed_repro() {
+    let seed = env_u64("GROUPCOORD_CONSUMER_SEED", 0);
+    match run_consumer_seed(seed) {
+        Ok(r) => eprintln!(
+            "consumer seed {seed} passed: {} faults, {} records, converged {} ms after the \
+             faults (bound {} ms); {:?}",
+            r.faults, r.records, r.converged_after_ms, r.bound_ms, r.tally
+        ),
+        Err(f) => {
+            let spec = random_consumer_scenario(seed);
+            eprintln!("spec: {}", serde_json::to_string(&spec).unwrap());
+            eprintln!("actions: {}", serde_json::to_string(&f.actions).unwrap());
+            if let Ok(sim) = Simulation::replay_to(spec, &f.actions, f.at_ms) {
+                eprintln!(
+                    "group at failure: {}",
+                    serde_json::to_string_pretty(&sim.snapshot().group).unwrap()
+                );
+                for m in sim.message_log().iter().rev().take(30).rev() {
+                    eprintln!(
+                        "msg {} t={} {} {} {} -> {} {}",
+                        m.seq,
+                        m.sent_ms,
+                        m.member_id,
+                        m.api,
+                        m.fate,
+                        m.error.clone().unwrap_or_default(),
+                        m.response
+                            .as_ref()
+                            .map(|r| r.to_string())
+                            .unwrap_or_default()
                     );
                 }
             }

@@ -5,11 +5,14 @@ import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, allTasks
 import { installTooltips } from './glossary.js';
 import { OwnershipBand, classicAsTasks, explainClassic, isClassic, renderClassicHeader, stopTheWorld } from './classic.js';
 import { startLive } from './live.js';
+import { LESSONS, LessonPlayer, renderWelcome } from './lessons.js';
+import { GhostCards, announce, ghostMembers } from './history.js';
+import { noteViolation, renderBreakIt, showViolation, violationMarks } from './breakit.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
 const $ = (id) => document.getElementById(id);
-const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim' };
+const S = { inbox: [], pendingRecords: [], W: null, presets: [], driver: null, playing: false, lastTs: null, needRender: true, pendingSeek: null, steps: [], order: new Map(), violated: false, tab: 'sim', broken: { at: null, names: [] } };
 
 // ---- boot -------------------------------------------------------------------------------------
 
@@ -33,7 +36,7 @@ async function boot() {
   S.presets.push({ name: 'empty', description: blank.description, spec: blank, actions: [] });
   // Scenarios by kind of group: streams (KIP-1071) first, then classic consumer groups.
   const opt = (p) => `<option value="${esc(p.name)}" title="${esc(p.description)}">${esc(p.name)}</option>`;
-  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => p.spec.group_type !== 'classic'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic']];
+  const kinds = [['Kafka Streams groups (KIP-1071)', (p) => !p.spec.group_type || p.spec.group_type === 'streams'], ['Classic consumer groups', (p) => p.spec.group_type === 'classic'], ['Consumer groups (KIP-848)', (p) => p.spec.group_type === 'consumer']];
   $('preset').innerHTML = kinds.map(([label, f]) => { const ps = S.presets.filter(f); return ps.length ? `<optgroup label="${esc(label)}">${ps.map(opt).join('')}</optgroup>` : ''; }).join('');
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
@@ -49,6 +52,16 @@ async function boot() {
     }
   } else startPreset(params.get('preset') ?? S.presets[0].name);
   wire();
+  S.lessons = new LessonPlayer($('lesson'), {
+    presets: () => S.presets,
+    start: (spec, actions, name) => { pause(); setDriver(new RemoteDriver(S.W, spec, actions, name)); $('preset').value = name; },
+    seek: (t) => { S.pendingSeek = t; },
+    play, pause, now: () => S.driver.now,
+  });
+  if (params.has('lesson') && LESSONS.some((l) => l.id === params.get('lesson'))) S.lessons.open(params.get('lesson'));
+  else if (!location.search && !pl && !localStorage.getItem('groupcoord-welcome-closed')) {
+    renderWelcome($('welcome'), (id) => S.lessons.open(id), () => localStorage.setItem('groupcoord-welcome-closed', '1'));
+  }
   if (params.has('live')) showTab('live');
   document.body.dataset.ready = 'true';
   requestAnimationFrame(loop);
@@ -127,6 +140,8 @@ function setDriver(d) {
   S.order = new Map();
   S.classicNames = new Map();
   S.violated = false;
+  S.broken = { at: null, names: [] };
+  if (d.last) noteViolation(S.broken, d.last, d.now);
   $('repro').textContent = '';
   resetViews();
   refreshActionInputs();
@@ -162,6 +177,8 @@ function resetViews() {
   V.grid ??= new AssignmentGrid($('grid'));
   V.lanes ??= new Swimlanes($('lanes'), { onSelect: showMessage, onResize: () => { S.needRender = true; } });
   V.stw ??= new OwnershipBand($('stw'));
+  V.ghosts ??= new GhostCards($('ghosts'), { onSelect: (m) => m && showMessage(m) });
+  S.ghostKey = null;
   V.records ??= new RecordLog($('records'), { onSelect: (r) => { pause(); renderRecordDetail($('detail'), r); } });
   V.chart.reset();
   V.records.reset();
@@ -234,7 +251,14 @@ function render() {
   const win = Math.max(10000, 8 * hbInterval());
   if ($('window').textContent !== fmtT(win)) $('window').textContent = fmtT(win);
   // Layout reads (canvas and chart widths) first, DOM writes after: no forced synchronous layout.
-  timed('lanes', () => V.lanes.update(d.messages, d.records, g, now, win, S.order));
+  // Members that left or were fenced keep a ghost lane and card (recomputed when messages arrive).
+  const last = d.messages[d.messages.length - 1];
+  const ghostKey = `${last?.seq}|${last?.fate}|${g.members.length}`;
+  if (ghostKey !== S.ghostKey) { S.ghostKey = ghostKey; S.ghosts = ghostMembers(g, d.messages.length > 4000 ? d.messages.slice(-4000) : d.messages); }
+  V.ghosts.update(S.ghosts);
+  const lanesG = S.ghosts.length ? { ...g, members: [...g.members, ...S.ghosts] } : g;
+  timed('lanes', () => V.lanes.update(d.messages, d.records, lanesG, now, win, S.order, S.broken.at == null ? timeMarks(d.actions) : [...timeMarks(d.actions), ...violationMarks(S.broken)]));
+  announceChanges(g);
   if (classic) {
     // The records name members by the coordinator's ids; the chart shows the simulation's names.
     for (const m of g.members) if (m.classic?.coordinator_member_id) S.classicNames.set(m.classic.coordinator_member_id, m.member_id);
@@ -256,6 +280,8 @@ function render() {
   timed('cards', () => V.cards.update(g, now, S.order));
   timed('grid', () => V.grid.update(classic ? classicAsTasks(g) : g, S.order));
   renderInvariants($('invariants'), f.invariants);
+  renderBreakIt(breakPanel(), d.spec, restartBroken);
+  showViolation(breakPanel(), $('records'), S.broken);
   const inputsKey = JSON.stringify([Object.keys(f.snapshot.topics ?? {}), g.members.map((m) => m.process_id), g.assignor]);
   if (inputsKey !== S.inputsKey) { S.inputsKey = inputsKey; refreshActionInputs(); }
   setText($('hash'), f.snapshot.state_hash);
@@ -268,7 +294,37 @@ function render() {
     if (sc.value !== String(now)) sc.value = now;
   }
   renderMarks(max, now);
+  S.lessons?.render(now);
   if (S.tab === 'compare') Compare.sync();
+}
+
+/** Actions worth a line on the swimlanes' time axis. */
+function timeMarks(actions) {
+  if (actions === S.marksOf) return S.marks;
+  S.marksOf = actions;
+  const kinds = { restart_coordinator: 'restart', cut_network: 'cut', heal_network: 'heal', set_message_loss: 'loss', crash_member: 'cut' };
+  S.marks = actions.filter((a) => kinds[a.action]).map((a) => ({
+    at_ms: a.at_ms, kind: kinds[a.action],
+    label: a.action === 'restart_coordinator' ? 'coordinator restart' : a.action === 'set_message_loss' ? `message loss ${a.percent}%` : `${a.action === 'cut_network' ? 'network cut' : a.action === 'heal_network' ? 'network healed' : 'crash'} ${short(a.member)}`,
+  }));
+  return S.marks;
+}
+
+/** State changes for screen readers (the aria-live region): the group's state and epoch, and
+ * each member's state (at most a few per render; not while many members change at once). */
+function announceChanges(g) {
+  const key = `${g.state}|${g.group_epoch}`;
+  const prev = S.announced;
+  const states = new Map(g.members.map((m) => [m.member_id, m.state ?? m.classic?.client_state ?? 'gone']));
+  S.announced = { key, states, driver: S.driver };
+  if (!prev || prev.driver !== S.driver) return;
+  const parts = [];
+  if (prev.key !== key) parts.push(`group ${g.state}, ${isClassic(g) ? 'generation' : 'epoch'} ${g.group_epoch}`);
+  const changed = [...states].filter(([id, st]) => prev.states.get(id) !== st);
+  if (changed.length && changed.length <= 4) for (const [id, st] of changed) parts.push(`${id} ${st}`);
+  else if (changed.length) parts.push(`${changed.length} members changed state`);
+  for (const id of prev.states.keys()) if (!states.has(id) && parts.length < 6) parts.push(`${id} left the group`);
+  if (parts.length) announce(`${fmtT(g.now_ms ?? S.driver.now)}: ${parts.join('; ')}`);
 }
 
 /** Sets a text node's content only when it differs (no needless style and layout work). */
@@ -283,7 +339,23 @@ function renderMarks(max, now) {
   $('marks').innerHTML = acts.map((a) => `<i class="${a.at_ms > now ? 'future' : ''}" style="left:${((100 * a.at_ms) / Math.max(1, max)).toFixed(2)}%" title="${fmtT(a.at_ms)} ${esc(a.action)}"></i>`).join('');
 }
 
+/** The break-it panel, under the invariants. */
+function breakPanel() {
+  if (!S.breakEl) { S.breakEl = document.createElement('div'); S.breakEl.id = 'breakit'; S.breakEl.className = 'panel breakit'; S.breakEl.dataset.testid = 'breakit'; $('invariants').after(S.breakEl); }
+  return S.breakEl;
+}
+
+/** The same run again with other break-it switches (a spec of its own: the permalink keeps it). */
+function restartBroken(b) {
+  const d = S.driver, spec = structuredClone(d.spec);
+  if (b) spec.break_it = b; else delete spec.break_it;
+  pause();
+  setDriver(new RemoteDriver(S.W, spec, d.actions.slice(), null));
+  $('preset').value = '';
+}
+
 function ingest(f) {
+  noteViolation(S.broken, f, S.driver.now);
   V.chart.ingest(f.newRecords);
   // DOM writes wait for render(), after its layout reads.
   for (const r of f.newRecords) S.pendingRecords.push(r);
@@ -301,7 +373,7 @@ function ingest(f) {
 
 function speed() { return 10 ** Number($('speed').value); }
 function showSpeed() { const s = speed(); $('speedv').textContent = `${s < 10 ? s.toFixed(1) : Math.round(s)}×`; }
-function play() { S.playing = true; S.lastTs = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
+function play() { S.playing = true; S.lastTs = null; S.holdAt = null; $('play').innerHTML = ICON_PAUSE; $('play').classList.add('playing'); }
 function pause() { S.playing = false; S.speedAcc = null; if ($('speedeff')) { $('speedeff').textContent = ''; $('speedeff').hidden = true; } $('play').innerHTML = ICON_PLAY; $('play').classList.remove('playing'); }
 
 // Worker time per step request: with many members the simulation cannot always run at the requested
@@ -337,7 +409,7 @@ function loop(ts) {
       timed('sim', () => { for (const f of frames) ingest(f); });
       S.needRender = true;
     }
-    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); S.needRender = true; } };
+    const replayed = () => { if (S.driver === d) { S.inbox = []; resetViews(); if (d.last) noteViolation(S.broken, d.last, d.now); S.needRender = true; } };
     if (!d.busy && S.pendingSeek != null) {
       const t = S.pendingSeek;
       S.pendingSeek = null;
@@ -349,8 +421,14 @@ function loop(ts) {
       else d.stepNext().then((frames) => { if (S.driver === d) { for (const f of frames) S.inbox.push(f); S.needRender = true; } }, failed);
     } else if (!d.busy && S.playing && S.tab !== 'live') {
       if (S.lastTs != null) {
-        const real = Math.min(250, ts - S.lastTs), ms = real * speed();
-        if (ms >= 1) {
+        const real = Math.min(250, ts - S.lastTs);
+        let ms = real * speed();
+        // A lesson stops playback exactly at its next step's time (the worker may need several
+        // requests to get there: playback pauses once it has).
+        const stop = S.lessons?.nextStop(d.now);
+        if (S.holdAt != null && d.now >= S.holdAt) { S.holdAt = null; pause(); ms = 0; }
+        else if (stop != null && d.now + ms >= stop) { ms = stop - d.now; S.holdAt = stop; }
+        if (ms >= 1 || (S.holdAt != null && ms > 0)) {
           const from = d.now;
           d.advance(ms, SIM_BUDGET_MS).then((frames) => {
             if (S.driver !== d) return;
@@ -627,7 +705,7 @@ function wire() {
   $('speed').oninput = showSpeed;
   showSpeed();
   $('scrub').oninput = (e) => { pause(); S.pendingSeek = Number(e.target.value); };
-  $('preset').onchange = (e) => { pause(); startPreset(e.target.value); };
+  $('preset').onchange = (e) => { pause(); S.lessons?.close(); startPreset(e.target.value); };
   $('seed').onchange = (e) => {
     pause();
     const seed = Math.max(0, Math.round(Number(e.target.value) || 0));
@@ -641,6 +719,7 @@ function wire() {
     try { await navigator.clipboard.writeText(url); toast('Permalink copied to the clipboard (and in the address bar).'); } catch { toast('Permalink is in the address bar.'); }
   };
   $('help-btn').onclick = () => ($('help').hidden = false);
+  $('lessons-btn').onclick = () => renderWelcome($('welcome'), (id) => S.lessons.open(id), () => localStorage.setItem('groupcoord-welcome-closed', '1'));
   $('help-close').onclick = () => ($('help').hidden = true);
   $('help').onclick = (e) => { if (e.target === $('help')) $('help').hidden = true; };
   for (const b of document.querySelectorAll('[data-act]')) b.onclick = () => globalAction(b.dataset.act);
@@ -656,6 +735,7 @@ function wire() {
   });
   document.addEventListener('keydown', (e) => {
     if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu')) return;
+    if (e.target.closest('.lanes-wrap') && /^(ArrowLeft|ArrowRight|Enter| )$/.test(e.key)) return; // the swimlanes' own keys
     if (e.key === ' ' && e.target.closest('.menu-btn')) return; // Space presses the focused ⋯ button
     if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }
     else if (e.key === 'ArrowRight') { e.preventDefault(); stepForward(); }

@@ -24,7 +24,7 @@ export function renderClassicHeader(el, g, extra = '') {
   el._key = key;
   const gap = c.owned_by_nobody.length;
   el.innerHTML = `
-    <span class="badge state-${esc(c.state)}" data-term="classic-state" data-testid="group-state">${esc(c.state)}</span>
+    <span class="badge state-${esc(c.state)}" data-term="gs-${esc(c.state)}" tabindex="0" data-testid="group-state">${esc(c.state)}</span>
     <span class="gid">${esc(g.group_id)}</span>
     <span class="kv" data-term="generation">generation <b data-testid="generation">${c.generation}</b></span>
     ${c.protocol_name ? `<span class="kv" data-term="classic-assignor">assignor <b>${esc(c.protocol_name)}</b>${proto ? ` <small>(${esc(proto)})</small>` : ''}</span>` : ''}

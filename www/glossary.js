@@ -21,11 +21,11 @@ export const GLOSSARY = {
     d: 'A temporary standby that restores state on a process where the assignor wants to move an active task. When its lag drops below acceptable.recovery.lag the group epoch is bumped and the active can move.' },
   'pending-revocation': { t: 'Pending revocation', kip: 'Reconciliation', spec: '§4.2',
     d: 'Tasks the member was told to give up and has not yet acknowledged. Other members cannot receive them until the member reports it no longer owns them.' },
-  UNREVOKED_TASKS: { t: 'UNREVOKED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1',
+  UNREVOKED_TASKS: { t: 'UNREVOKED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1', why: 'The new target takes tasks away from this member: it must report them revoked (in a heartbeat) before it moves to the new epoch.',
     d: 'Member state: the member must revoke tasks before it can move to the next epoch. Its epoch stays at the old value.' },
-  UNRELEASED_TASKS: { t: 'UNRELEASED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1',
+  UNRELEASED_TASKS: { t: 'UNRELEASED_TASKS', kip: 'Reconciliation → Member States', spec: '§2.2, §4.1', why: 'It is at the new epoch, but some of its target tasks are still owned (or being revoked) by other members: it gets them on a later heartbeat.',
     d: 'Member state: the member is already at the new epoch but waits for tasks still owned (or pending revocation) by other members.' },
-  STABLE: { t: 'STABLE (member)', kip: 'Reconciliation → Member States', spec: '§2.2',
+  STABLE: { t: 'STABLE (member)', kip: 'Reconciliation → Member States', spec: '§2.2', why: 'It owns exactly what the coordinator gave it for its epoch. If that epoch is older than the assignment epoch, it learns the new one on its next heartbeat.',
     d: 'Member state: fully reconciled with its (intermediate) target at its epoch.' },
   'group-state': { t: 'Group state', kip: 'Streams Group → Group States', spec: '§2.1',
     d: 'EMPTY (no members) → NOT_READY (no validated topology / missing topics) → ASSIGNING (groupEpoch > assignmentEpoch) → RECONCILING (some member not STABLE at the assignment epoch) → STABLE.' },
@@ -70,6 +70,22 @@ export const GLOSSARY = {
     d: 'Keeps the session alive; REBALANCE_IN_PROGRESS tells the consumer to rejoin, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID that it missed a rebalance or was removed.' },
   'api-LeaveGroup': { t: 'LeaveGroup (API key 13)', classic: true, spec: '§C4.3',
     d: 'A dynamic consumer closing: it is removed at once and a rebalance starts, without waiting for the session timeout. Static members do not send it.' },
+  // "Why am I here": one line per group and member state (hover or focus a state badge).
+  'not-in-group': { t: 'Not in the group', spec: '§3.4', why: 'The coordinator has no such member: its joining heartbeat (epoch 0) has not arrived yet, or it left or was fenced and the client has not rejoined.', d: 'A process that starts shows its members here until their first heartbeat is answered.' },
+  'gs-Empty': { t: 'Group state Empty', spec: '§2.1', why: 'The group has no members (all left or were fenced); its epochs and offsets remain.', d: 'A member joining (a heartbeat with epoch 0) makes it NotReady or Assigning.' },
+  'gs-NotReady': { t: 'Group state NotReady', spec: '§2.1', why: 'Members exist but the topology cannot run yet: no topology, or it is not validated (missing source or internal topics; see the statuses).', d: 'The coordinator validates the topology against the topics (§3.8); once every source topic and internal topic exists the group moves on.' },
+  'gs-Assigning': { t: 'Group state Assigning', spec: '§2.1, §3.10', why: 'The group epoch is ahead of the assignment epoch: membership or metadata changed and the new target assignment is not computed yet.', d: 'The assignor runs on a heartbeat once the assignment interval allows it; then the assignment epoch catches up.' },
+  'gs-Reconciling': { t: 'Group state Reconciling', spec: '§2.1, §4', why: 'A target assignment exists, but some member is not yet STABLE at the assignment epoch (it still revokes, or waits for tasks).', d: 'Members converge one heartbeat at a time: revoke first, then receive what others released.' },
+  'gs-Stable': { t: 'Group state Stable', spec: '§2.1', why: 'Every member is STABLE at the assignment epoch, which equals the group epoch: nothing is moving.', d: 'Members only heartbeat. The next join, leave, fence or topic change bumps the group epoch.' },
+  'gs-Dead': { t: 'Group state Dead', spec: '§2.1', why: 'The coordinator has no such group (never created, or deleted).', d: 'The first heartbeat with epoch 0 creates it.' },
+  'gs-PreparingRebalance': { t: 'Classic state PreparingRebalance', classic: true, spec: '§C1', why: 'A join, leave or timeout started a rebalance: the coordinator waits for every member\'s JoinGroup (the join phase).', d: 'It ends when all known members rejoined or the rebalance timeout passed.' },
+  'gs-CompletingRebalance': { t: 'Classic state CompletingRebalance', classic: true, spec: '§C1', why: 'The join phase ended (new generation): the coordinator waits for the leader\'s SyncGroup with everyone\'s assignment.', d: 'Followers\' SyncGroups wait until the leader\'s arrives.' },
+  'cs-unjoined': { t: 'Consumer unjoined', classic: true, spec: '§C2', why: 'The consumer is about to send JoinGroup (it just started, or must rejoin).', d: '' },
+  'cs-joining': { t: 'Consumer joining', classic: true, spec: '§C2', why: 'Its JoinGroup is in flight: the coordinator answers when the join phase ends.', d: '' },
+  'cs-awaiting_sync': { t: 'Consumer awaiting_sync', classic: true, spec: '§C3', why: 'It joined the new generation and waits for its assignment in the SyncGroup answer.', d: '' },
+  'cs-stable': { t: 'Consumer stable', classic: true, spec: '§C4', why: 'It has its partitions and heartbeats; a REBALANCE_IN_PROGRESS answer would make it rejoin.', d: '' },
+  'cs-revoking': { t: 'Consumer revoking', classic: true, spec: '§C2.2', why: 'A rebalance started: it gives up partitions (eager: all, cooperative: those that move) before it rejoins.', d: '' },
+  'cs-stopped': { t: 'Consumer stopped', classic: true, spec: '§C4.3', why: 'Crashed, left or closed: it sends nothing; the coordinator removes it at LeaveGroup or the session timeout.', d: '' },
   'state-hash': { t: 'State hash', kip: '—', spec: 'explorer',
     d: 'Fingerprint of the simulation state. The same scenario, seed and actions give the same hash: a permalink is reproduced when its hash matches.' },
 };
@@ -81,14 +97,13 @@ export function installTooltips(root = document.body) {
   tip.setAttribute('role', 'tooltip');
   document.body.append(tip);
   let current = null;
-  root.addEventListener('mouseover', (e) => {
-    const el = e.target.closest?.('[data-term]');
+  const show = (el) => {
     if (el === current) return;
     current = el;
     if (!el) { tip.classList.remove('show'); return; }
     const g = GLOSSARY[el.dataset.term];
-    if (!g) return;
-    tip.innerHTML = `<b>${g.t}</b><p>${g.d}</p><small>${g.classic ? `classic group protocol notes ${g.spec}` : `KIP-1071: ${g.kip} · spec ${g.spec}`}</small>`;
+    if (!g) { tip.classList.remove('show'); return; }
+    tip.innerHTML = `<b>${g.t}</b>${g.why ? `<p class="why" data-testid="tooltip-why">Why here: ${g.why}</p>` : ''}${g.d ? `<p>${g.d}</p>` : ''}<small>${g.classic ? `classic group protocol notes ${g.spec}` : `${g.kip ? `KIP-1071: ${g.kip} · ` : ''}spec ${g.spec}`}</small>`;
     const r = el.getBoundingClientRect();
     tip.classList.add('show');
     const w = tip.offsetWidth, h = tip.offsetHeight;
@@ -97,5 +112,9 @@ export function installTooltips(root = document.body) {
     if (y + h > window.innerHeight - 8) y = Math.max(8, r.top - h - 6);
     tip.style.left = `${x}px`;
     tip.style.top = `${y}px`;
-  });
+  };
+  root.addEventListener('mouseover', (e) => show(e.target.closest?.('[data-term]') ?? null));
+  // Keyboard: a focused term (state badges are focusable) shows its tooltip too.
+  root.addEventListener('focusin', (e) => show(e.target.closest?.('[data-term]') ?? null));
+  root.addEventListener('focusout', () => show(null));
 }

@@ -1,75 +1,134 @@
-// Live mode: renders the real groups of a `groupcoord serve --http` server with the same header,
-// card and grid components. GET /api/groups (list of StreamsGroupDescribe-shaped groups) and the
-// SSE stream GET /api/events (the same JSON on change). Degrades to a message when absent.
-import { AssignmentGrid, MemberCards, esc, renderHeader } from './views.js';
+// Live mode: the real groups of a `groupcoord serve --http` server, with the components of the
+// simulation view. GET /api/groups and the SSE stream GET /api/events carry each group's view
+// model (`view`: the same GroupView the simulation emits, built from the coordinator's real
+// state); GET /api/history?group=G&after_msg=N&after_rec=M gives the server's recent
+// StreamsGroupHeartbeat exchanges and records (the swimlanes, the epoch chart and the record log).
+// Server times are wall-clock ms; they are shown relative to when the page first saw the server
+// record. Degrades to a message when the API is absent (a static server).
+import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, esc, naturallyOrdered, renderHeader, renderMessageDetail, renderRecordDetail } from './views.js';
+import { GhostCards, announce, ghostMembers } from './history.js';
 
-const taskList = (x) => (x ?? []).flatMap((t) => (t.partitions ?? []).map((p) => `${t.subtopology_id}_${p}`)).sort();
-
-/** StreamsGroupDescribe-shaped group -> the GroupView shape the components read. */
-export function describeToView(d) {
-  const members = (d.members ?? []).map((m) => {
-    const a = m.assignment ?? {}, t = m.target_assignment ?? {};
-    const reconciled = m.member_epoch === d.assignment_epoch;
-    return {
-      member_id: m.member_id, process_id: m.process_id ?? '', instance_id: m.instance_id ?? null, rack: m.rack_id ?? null,
-      client_status: 'alive', state: m.member_state ?? m.state ?? (reconciled ? 'STABLE' : 'RECONCILING'),
-      member_epoch: m.member_epoch ?? null, previous_member_epoch: null,
-      active: taskList(a.active_tasks), standby: taskList(a.standby_tasks), warmup: taskList(a.warmup_tasks), pending_revocation: [],
-      target_active: taskList(t.active_tasks), target_standby: taskList(t.standby_tasks), target_warmup: taskList(t.warmup_tasks),
-      owned_active: [], owned_standby: [], owned_warmup: [],
-      session_deadline_ms: null, session_timeout_ms: 45000, rebalance_deadline_ms: null, next_heartbeat_ms: null,
-    };
-  });
-  const tasks = new Set();
-  for (const m of members) for (const k of ['active', 'standby', 'warmup', 'target_active', 'target_standby', 'target_warmup']) for (const x of m[k]) tasks.add(x);
-  return {
-    group_id: d.group_id, state: d.group_state ?? d.state ?? 'Dead', group_epoch: d.group_epoch ?? 0, assignment_epoch: d.assignment_epoch ?? 0,
-    topology_epoch: d.topology?.epoch ?? null, validated_topology_epoch: null, assignor: d.assignor_name ?? null, num_standby_replicas: null,
-    tasks: [...tasks], stateful_subtopologies: [], members, statuses: [], initial_rebalance_deadline_ms: null,
-  };
-}
-
-function isStreams(d) {
-  return (d.group_type == null || d.group_type === 'streams') && !d.error_code;
-}
+const WINDOW_MS = 30000;
+const TIME_FIELDS = ['session_deadline_ms', 'rebalance_deadline_ms', 'next_heartbeat_ms'];
 
 /** `groupcoord serve --http` sends `{seq, time_ms, topics, groups: [{group_id, group_state,
- * group_type, describe: <StreamsGroupDescribe group>}]}`; a bare list of described groups works too. */
+ * group_type, describe, view}]}`. Only streams groups carry a view. */
 function groupsOf(json) {
-  const list = Array.isArray(json) ? json : json?.groups ?? [];
-  return list.map((g) => (g.describe ? { ...g.describe, group_id: g.group_id, group_state: g.group_state ?? g.describe.group_state, group_type: g.group_type } : g));
+  return (Array.isArray(json?.groups) ? json.groups : []);
 }
 
 export function startLive(container, statusEl) {
   const views = new Map();
   const others = document.createElement('p');
   others.className = 'hint';
+  let base = null; // server ms shown as 0
+  let serverOffset = 0; // server time - local time
+  const serverNow = () => Date.now() + serverOffset;
+  const rel = (ms) => (ms == null ? ms : ms - base);
+  const relView = (v) => ({
+    ...v,
+    initial_rebalance_deadline_ms: rel(v.initial_rebalance_deadline_ms),
+    members: v.members.map((m) => { const o = { ...m }; for (const k of TIME_FIELDS) o[k] = rel(m[k]); return o; }),
+  });
+  let stopped = false;
+
+  const make = (id) => {
+    const el = document.createElement('div');
+    el.className = 'live-group';
+    el.dataset.group = id;
+    el.innerHTML = `<div class="panel header"></div>
+      <div class="panel"><h3>Epochs over time</h3><div class="live-chart" role="img" aria-label="epochs over time of group ${esc(id)}"></div></div>
+      <div class="panel"><h3>Members</h3><div class="cards"></div><div class="ghosts" hidden></div></div>
+      <div class="panel"><h3 data-term="target-assignment">Assignment: current vs target</h3><div class="grid-wrap"></div></div>
+      <div class="live-row">
+        <div class="panel"><h3 data-term="heartbeat">Heartbeats <small>the server's real StreamsGroupHeartbeat exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes</small></h3><div class="lanes-wrap" data-testid="live-lanes"></div></div>
+        <div class="panel detail" data-testid="live-detail"></div>
+      </div>
+      <div class="panel"><h3>Coordinator records</h3><div class="records-wrap" data-testid="live-records"></div></div>`;
+    const [hdr, chartP, cardsP, gridP, row, recP] = el.children;
+    const v = { el, hdr, afterMsg: 0, afterRec: 0, messages: [], records: [], g: null, order: new Map(), lastStates: new Map() };
+    v.detail = row.children[1];
+    renderMessageDetail(v.detail, null);
+    v.chart = new EpochChart(chartP.querySelector('.live-chart'), { onResize: () => draw(v) });
+    v.cards = new MemberCards(cardsP.querySelector('.cards'));
+    v.ghosts = new GhostCards(cardsP.querySelector('.ghosts'), { onSelect: (m) => m && renderMessageDetail(v.detail, m) });
+    v.grid = new AssignmentGrid(gridP.querySelector('.grid-wrap'));
+    v.lanes = new Swimlanes(row.children[0].querySelector('.lanes-wrap'), { onSelect: (m) => renderMessageDetail(v.detail, m), onResize: () => draw(v) });
+    v.lanes.el._lanes = v.lanes; // for tests and the console
+    v.log = new RecordLog(recP.querySelector('.records-wrap'), { onSelect: (r) => r && renderRecordDetail(v.detail, r) });
+    return v;
+  };
+
+  const draw = (v) => {
+    if (!v.g || base == null) return;
+    const now = serverNow() - base;
+    const g = naturallyOrdered(v.g, v.sortCache ??= {});
+    v.order = new Map(g.members.map((m, i) => [m.member_id, i]));
+    renderHeader(v.hdr, g);
+    v.cards.update(g, now, v.order);
+    v.grid.update(g, v.order);
+    v.chart.render(now, v.order);
+    const ghosts = ghostMembers(g, v.messages);
+    v.ghosts.update(ghosts);
+    v.lanes.update(v.messages, v.records, { ...g, members: [...g.members, ...ghosts] }, now, WINDOW_MS, v.order);
+  };
+
+  const pull = async (v) => {
+    if (v.pulling) return;
+    v.pulling = true;
+    try {
+      const r = await fetch(`/api/history?group=${encodeURIComponent(v.id)}&after_msg=${v.afterMsg}&after_rec=${v.afterRec}`);
+      if (!r.ok) return;
+      const page = await r.json();
+      serverOffset = page.time_ms - Date.now();
+      if (base == null) base = page.recording_since_ms || page.time_ms;
+      const msgs = page.messages.map((m) => ({ ...m, sent_ms: m.sent_ms - base, received_ms: m.received_ms < 0 ? -1 : m.received_ms - base }));
+      const recs = page.records.map((x) => ({ ...x, at_ms: x.at_ms - base }));
+      if (msgs.length) { v.afterMsg = page.messages[page.messages.length - 1].seq; v.messages = v.messages.concat(msgs).slice(-2000); }
+      if (recs.length) {
+        v.afterRec = page.records[page.records.length - 1].seq;
+        v.records = v.records.concat(recs).slice(-2000);
+        v.chart.ingest(recs);
+        v.log.append(recs);
+      }
+      draw(v);
+    } catch { /* the next pull retries */ } finally { v.pulling = false; }
+  };
+
   const render = (json) => {
+    if (json?.time_ms) serverOffset = json.time_ms - Date.now();
     const all = groupsOf(json);
-    const groups = all.filter(isStreams).map(describeToView);
-    const rest = all.filter((d) => !isStreams(d));
-    others.textContent = rest.length ? `Other groups: ${rest.map((d) => `${d.group_id} (${d.group_type ?? 'unknown'}, ${d.group_state})`).join(', ')}` : '';
+    const groups = all.filter((d) => d.view);
+    const rest = all.filter((d) => !d.view);
+    others.textContent = rest.length ? `Other groups (not shown here): ${rest.map((d) => `${d.group_id} (${d.group_type ?? 'unknown'}, ${d.group_state})`).join(', ')}` : '';
     if (!groups.length && !container.querySelector('p.hint')) container.innerHTML = '<p class="hint">The server has no streams groups yet.</p>';
     const seen = new Set();
-    for (const g of groups) {
-      seen.add(g.group_id);
-      let v = views.get(g.group_id);
-      if (!v) {
-        const el = document.createElement('div');
-        el.className = 'live-group';
-        el.innerHTML = '<div class="header"></div><div class="cards"></div><div class="grid-wrap"></div>';
-        v = { el, cards: new MemberCards(el.children[1]), grid: new AssignmentGrid(el.children[2]) };
-        views.set(g.group_id, v);
-      }
+    for (const d of groups) {
+      seen.add(d.group_id);
+      let v = views.get(d.group_id);
+      if (!v) { v = make(d.group_id); v.id = d.group_id; views.set(d.group_id, v); }
       if (!v.el.isConnected) { container.querySelector('p.hint')?.remove(); container.append(v.el); }
-      renderHeader(v.el.children[0], g);
-      v.cards.update(g, 0);
-      v.grid.update(g);
+      const g = relView(d.view);
+      announceChanges(v, g);
+      v.g = g;
+      draw(v);
+      pull(v);
     }
     for (const [id, v] of views) if (!seen.has(id)) { v.el.remove(); views.delete(id); }
     container.append(others);
   };
-  let es = null;
+
+  const announceChanges = (v, g) => {
+    if (v.g && v.g.state !== g.state) announce(`group ${g.group_id}: ${v.g.state} → ${g.state} (group epoch ${g.group_epoch})`);
+    for (const m of g.members) {
+      const before = v.lastStates.get(m.member_id);
+      const now = `${m.state} ${m.member_epoch}`;
+      if (before && before !== now) announce(`${m.member_id}: ${m.state} at epoch ${m.member_epoch}`);
+      v.lastStates.set(m.member_id, now);
+    }
+  };
+
+  let es = null, tick = 0;
   (async () => {
     try {
       const r = await fetch('/api/groups', { headers: { accept: 'application/json' } });
@@ -84,12 +143,15 @@ export function startLive(container, statusEl) {
         es.onopen = () => { statusEl.textContent = 'live · connected to /api/events'; };
         es.onerror = () => { statusEl.textContent = 'event stream interrupted, retrying…'; };
       }
+      // Heartbeats that change nothing send no event: the history is pulled on a timer too, and
+      // the time axis and session arcs move on.
+      tick = setInterval(() => { if (stopped) return; for (const v of views.values()) { pull(v); draw(v); } }, 500);
     } catch (e) {
       statusEl.textContent = 'not available';
       container.innerHTML = `<p class="hint" data-testid="live-unavailable">No live server here (${esc(e.message)}): this page is served statically.
         Run <code>groupcoord serve --http</code> and open the explorer from it to see its real groups
-        (<code>GET /api/groups</code>, <code>GET /api/events</code>).</p>`;
+        (<code>GET /api/groups</code>, <code>GET /api/events</code>, <code>GET /api/history</code>).</p>`;
     }
   })();
-  return () => es?.close();
+  return () => { stopped = true; clearInterval(tick); es?.close(); };
 }

@@ -9,7 +9,9 @@ const drivers = new Map();
 
 // The page draws heartbeats from their times, member, fate and error; their decoded bodies and
 // bytes (6/7 of an entry) stay here until one is clicked ('message').
-const light = ({ request, response, request_hex, response_hex, ...rest }) => rest;
+// The page gets each exchange without its bodies and bytes (fetched when one is clicked), but
+// with the epochs it sent and got back (ghost cards tell a −1 / −2 leave from a fence).
+const light = ({ request, response, request_hex, response_hex, ...rest }) => ({ ...rest, req_epoch: request?.member_epoch ?? request?.generation_id ?? null, resp_epoch: response?.member_epoch ?? response?.generation_id ?? null });
 const lightFrame = (f) => ({ ...f, messages: f.messages.map(light) });
 const meta = (d) => ({ actions: d.actions, applied: d.applied, maxTime: d.maxTime, resetCount: d.resetCount });
 const full = (d) => ({ full: { messages: d.messages.map(light), records: d.records, ownership: d.ownership, phases: d.phases, last: lightFrame(d.last) }, ...meta(d) });

@@ -50,7 +50,7 @@ export function watchSize(el, fn) {
   return ro;
 }
 
-const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRELEASED_TASKS', STABLE: 'STABLE' };
+const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRELEASED_TASKS', STABLE: 'STABLE', 'not in group': 'not-in-group' };
 
 // ---- group header -----------------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ export function renderHeader(el, g, extra = '') {
   el._key = key;
   const known = g.members.filter((m) => m.state != null).length;
   el.innerHTML = `
-    <span class="badge state-${esc(g.state)}" data-term="group-state" data-testid="group-state">${esc(g.state)}</span>
+    <span class="badge state-${esc(g.state)}" data-term="gs-${esc(g.state)}" tabindex="0" data-testid="group-state">${esc(g.state)}</span>
     <span class="gid">${esc(g.group_id)}</span>
     <span class="kv" data-term="group-epoch">group epoch <b data-testid="group-epoch">${g.group_epoch}</b></span>
     <span class="kv" data-term="assignment-epoch">assignment epoch <b data-testid="assignment-epoch">${g.assignment_epoch}</b></span>
@@ -79,6 +79,50 @@ export class EpochChart {
   constructor(el, { onResize } = {}) {
     this.el = el; this.width = 0; this.onResize = onResize; this.reset();
     watchSize(el, (r) => { if (r.width !== this.width) { this.width = r.width; onResize?.(); } });
+    el.classList.add('chart-box');
+    el.setAttribute('role', 'img');
+    this.svgBox = document.createElement('div');
+    this.hover = document.createElement('div');
+    this.hover.className = 'chart-hover';
+    this.hover.dataset.testid = 'chart-hover';
+    this.hover.hidden = true;
+    this.legendEl = document.createElement('div');
+    this.legendEl.className = 'chart-legend';
+    this.legendEl.dataset.testid = 'chart-legend';
+    el.replaceChildren(this.svgBox, this.hover, this.legendEl);
+    // Values on hover: every series' epoch at the time under the pointer.
+    el.addEventListener('mousemove', (e) => this.showAt(e));
+    el.addEventListener('mouseleave', () => { this.hover.hidden = true; this.svgBox.querySelector('.hover-line')?.setAttribute('visibility', 'hidden'); });
+  }
+  /** The value of a step series at time t (null: not in the group then). */
+  static valueAt(pts, t) {
+    let v;
+    for (const [pt, pv] of pts) { if (pt > t) break; v = pv; }
+    return v;
+  }
+  showAt(e) {
+    const g = this.geom;
+    if (!g) return;
+    const r = this.svgBox.getBoundingClientRect(), px = e.clientX - r.left;
+    if (px < g.L || px > g.w - g.R) { this.hover.hidden = true; return; }
+    const t = ((px - g.L) * g.tmax) / (g.w - g.L - g.R);
+    if (t > g.now) { this.hover.hidden = true; return; }
+    const name = (id) => this.names?.get(id) ?? id;
+    const fmt = (v) => (v == null ? '–' : v);
+    const rows = [`<b>${fmtT(Math.round(t))}</b>`, `${this.classic ? 'generation' : 'group epoch'} ${fmt(EpochChart.valueAt(this.group, t))}`];
+    if (!this.classic) rows.push(`assignment epoch ${fmt(EpochChart.valueAt(this.assign, t))}`);
+    let n = 0;
+    for (const [id, pts] of this.members) {
+      const v = EpochChart.valueAt(pts, t);
+      if (v === undefined || v === null) continue;
+      if (++n > 16) { rows.push('…'); break; }
+      rows.push(`<span style="color:${memberColor(name(id), this.order)}">■</span> ${esc(short(name(id)))} ${v}`);
+    }
+    this.hover.innerHTML = rows.join('<br>');
+    this.hover.hidden = false;
+    this.hover.style.left = `${Math.min(px + 12, g.w - 170)}px`;
+    const line = this.svgBox.querySelector('.hover-line');
+    if (line) { line.setAttribute('x1', px); line.setAttribute('x2', px); line.setAttribute('visibility', 'visible'); }
   }
   reset() { this.group = []; this.assign = []; this.members = new Map(); this.present = new Set(); this.classic = false; this.dirty = true; this.maxE = 1; this.minE = 0; }
   /** Classic groups: display names of coordinator member ids (Map id -> name), for the legend
@@ -148,9 +192,10 @@ export class EpochChart {
     const ticksX = [];
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
-    const n = this.members.size, spread = Math.min(6, (h - T - B) / ymax / 3);
     const name = (id) => this.names?.get(id) ?? id;
-    const memberPaths = [...this.members].map(([id, pts], i) => `<path d="${path(pts, n > 1 ? spread * (i / (n - 1) - 0.5) * 2 + 3 : 3)}" class="m" stroke="${memberColor(name(id), order)}"><title>member ${esc(name(id))}</title></path>`).join('');
+    // Every line at its true height (members on top of the group lines: hover for the values).
+    const memberPaths = [...this.members].map(([id, pts]) => `<path d="${path(pts)}" class="m" stroke="${memberColor(name(id), order)}"><title>member ${esc(name(id))}</title></path>`).join('');
+    this.geom = { L, R, w, tmax, now }; this.order = order;
     const legend = this.classic
       ? `<g class="legend" transform="translate(${L},2)"><rect width="470" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
       <line x1="130" x2="146" y1="8" y2="8" class="m" stroke="#888"/><text x="150" y="12">members</text>
@@ -168,11 +213,24 @@ export class EpochChart {
         shade += `<rect x="${x0.toFixed(1)}" y="${T}" width="${Math.max(1.5, x(end) - x0).toFixed(1)}" height="${h - T - B}" class="${cls}"><title>${p.state} ${fmtT(p.at_ms)}–${fmtT(end)}</title></rect>`;
       }
     }
-    this.el.innerHTML = `<svg width="${w}" height="${h}" class="chart">${shade}${ticksY.join('')}${ticksX.join('')}
-      ${memberPaths}
-      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
+    this.svgBox.innerHTML = `<svg width="${w}" height="${h}" class="chart" aria-hidden="true">${shade}${ticksY.join('')}${ticksX.join('')}
       <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>
+      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
+      ${memberPaths}
+      <line class="hover-line" x1="0" x2="0" y1="${T}" y2="${h - B}" visibility="hidden"/>
+      ${!this.group.length && !this.members.size ? `<text x="${w / 2}" y="${h / 2}" text-anchor="middle" class="empty-hint">Nothing has happened yet: press ▶ (Space) to play, or → to step to the next event</text>` : ''}
       ${legend}</svg>`;
+    // Per-member legend with the current epoch of each (the first 24 members).
+    const cur = (pts) => (pts.length ? pts[pts.length - 1][1] : null);
+    const entries = [...this.members].filter(([, pts]) => cur(pts) != null);
+    const legendKey = entries.map(([id, pts]) => `${id}:${cur(pts)}`).join(',');
+    if (legendKey !== this._legendKey) {
+      this._legendKey = legendKey;
+      this.legendEl.innerHTML = entries.slice(0, 24).map(([id, pts]) => `<span class="lg-m"><i style="background:${memberColor(name(id), order)}"></i>${esc(short(name(id)))} <b>${cur(pts)}</b></span>`).join('')
+        + (entries.length > 24 ? `<span class="lg-m">+${entries.length - 24} more (hover the chart)</span>` : '');
+    }
+    const gNow = cur(this.group), aNow = cur(this.assign);
+    this.el.setAttribute('aria-label', `epochs over time up to ${fmtT(now)}: ${this.classic ? 'generation' : 'group epoch'} ${gNow ?? 'none'}${this.classic ? '' : `, assignment epoch ${aNow ?? 'none'}`}, ${entries.length} members; the legend below lists each member's epoch`);
     this.el.dataset.generation = this.classic && this.group.length ? String(this.group[this.group.length - 1][1]) : '';
   }
 }
@@ -223,6 +281,7 @@ export class MemberCards {
   }
   update(g, now, order) {
     this.now = now;
+    this.assignmentEpoch = g.group_type === 'classic' ? null : g.assignment_epoch;
     let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
@@ -244,7 +303,7 @@ export class MemberCards {
       const color = memberColor(m.member_id, order);
       // Everything fill() shows (not the deadlines, which only move the arc).
       const cl = m.classic;
-      const key = `${cl ? `${cl.client_state}|${cl.generation}|${cl.is_leader}|${cl.known_to_coordinator}|${cl.owned_partitions}|${cl.revoked_partitions}|${cl.stalled_until_ms}|${cl.assignor}` : ''}|${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}`;
+      const key = `${cl ? `${cl.client_state}|${cl.generation}|${cl.is_leader}|${cl.known_to_coordinator}|${cl.owned_partitions}|${cl.revoked_partitions}|${cl.stalled_until_ms}|${cl.assignor}` : ''}|${m.process_id}|${m.rack}|${m.instance_id}|${m.client_status}|${m.state}|${m.member_epoch}|${m.previous_member_epoch}|${m.active}|${m.standby}|${m.warmup}|${m.pending_revocation}|${m.target_active}|${m.session_deadline_ms == null && m.state != null && !m.next_heartbeat_ms}|${color}|${this.assignmentEpoch}`;
       if (c._key !== key) {
         c._key = key; c._order = order;
         // New cards: the first ones now (they are the ones in view at first), the rest later.
@@ -289,8 +348,10 @@ export class MemberCards {
     const chips = (list, role) => list.map((t) => `<span class="chip ${role}${pend.has(t) ? ' pending' : ''}">${esc(t)}</span>`).join('');
     const tgtA = new Set(m.target_active), curA = new Set(m.active);
     const plus = m.target_active.filter((t) => !curA.has(t)), minus = m.active.filter((t) => !tgtA.has(t));
-    const status = m.client_status && m.client_status !== 'alive' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
+    // `unknown`: live mode (the server sees only the coordinator's side).
+    const status = m.client_status && m.client_status !== 'alive' && m.client_status !== 'unknown' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
     const st = m.state ?? 'not in group';
+    const behind = m.state === 'STABLE' && m.member_epoch != null && this.assignmentEpoch != null && m.member_epoch >= 0 && m.member_epoch < this.assignmentEpoch;
     c.className = `card ${m.state ? '' : 'gone'} ${m.client_status ?? ''} ${pend.size ? 'has-pending' : ''}`;
     c.style.setProperty('--mc', memberColor(m.member_id, order));
     c.innerHTML = `
@@ -302,8 +363,9 @@ export class MemberCards {
           <div class="sub">${esc(m.process_id)}${m.rack ? ` · rack ${esc(m.rack)}` : ''}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}</div></div>
         ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
       </div>
-      <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" data-testid="member-state">${esc(st)}</span>
+      <div class="card-state"><span class="mstate s-${esc(st)}" data-term="${STATE_TERM[st] ?? 'reconciliation'}" tabindex="0" data-testid="member-state">${esc(st)}</span>
         <span data-term="member-epoch">epoch <b>${m.member_epoch ?? '–'}</b></span>${m.previous_member_epoch != null ? `<small> (prev ${m.previous_member_epoch})</small>` : ''}</div>
+      ${behind ? `<div class="mstate-note" data-testid="epoch-note">at epoch ${m.member_epoch}, the assignment is at ${this.assignmentEpoch}: it learns the new epoch on its next heartbeat</div>` : ''}
       <div class="roles">
         ${m.active.length ? `<div><span class="rl" data-term="active">A</span>${chips(m.active, 'active')}</div>` : ''}
         ${m.standby.length ? `<div><span class="rl" data-term="standby">S</span>${chips(m.standby, 'standby')}</div>` : ''}
@@ -333,7 +395,7 @@ MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
         <div class="sub">${esc(m.process_id)}${m.instance_id ? ` · <span data-term="static-member">static ${esc(m.instance_id)}</span>` : ''}${k.known_to_coordinator ? '' : ' · <i>unknown to the coordinator</i>'}</div></div>
       ${this.onMenu ? `<button class="menu-btn" title="actions (or right-click)" aria-haspopup="menu" aria-expanded="false" aria-label="actions for member ${esc(m.member_id)} (${esc(m.process_id)})" data-testid="member-menu">⋯</button>` : ''}
     </div>
-    <div class="card-state"><span class="mstate c-${esc(st)}" data-term="classic-client-state" data-testid="member-state">${esc(st)}</span>
+    <div class="card-state"><span class="mstate c-${esc(st)}" data-term="cs-${esc(st)}" tabindex="0" data-testid="member-state">${esc(st)}</span>
       <span data-term="generation">gen <b>${k.generation}</b></span></div>
     <div class="roles">
       ${k.owned_partitions.length ? `<div><span class="rl" data-term="owned-partitions">P</span>${chips(k.owned_partitions, 'active')}</div>` : '<div class="none">owns no partition</div>'}
@@ -691,6 +753,37 @@ export class Swimlanes {
     this.canvas.className = 'lanes';
     this.sizer.append(this.canvas);
     el.append(this.sizer);
+    // Keyboard: the lanes take focus; ← / → move between the drawn messages (oldest to newest),
+    // Enter or Space shows the focused one; a live region reads it out.
+    el.tabIndex = 0;
+    el.setAttribute('role', 'group');
+    el.setAttribute('aria-label', 'message swimlanes: left and right arrows move between messages, Enter shows one');
+    this.canvas.setAttribute('role', 'img');
+    this.say = document.createElement('div');
+    this.say.className = 'sr-only';
+    this.say.setAttribute('aria-live', 'polite');
+    this.say.dataset.testid = 'lanes-focus';
+    el.append(this.say);
+    el.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft' && e.key !== 'Enter' && e.key !== ' ') return;
+      const list = this.hits.map((h) => h.m).sort((a, b) => a.seq - b.seq);
+      if (!list.length) return;
+      e.preventDefault();
+      e.stopPropagation();
+      let i = list.findIndex((m) => m.seq === this.focusSeq);
+      if (e.key === 'Enter' || e.key === ' ') {
+        if (i >= 0) { this.selected = list[i].seq; this._key = null; this.onSelect?.(list[i]); }
+        return;
+      }
+      if (i < 0) i = e.key === 'ArrowLeft' ? list.length : -1;
+      i = Math.max(0, Math.min(list.length - 1, i + (e.key === 'ArrowRight' ? 1 : -1)));
+      const m = list[i];
+      this.focusSeq = m.seq; this._key = null;
+      this.say.textContent = `message ${i + 1} of ${list.length}: ${m.api || 'StreamsGroupHeartbeat'} from ${m.member_id}, sent ${fmtT(m.sent_ms)}, ${m.fate.replace('_', ' ')}${m.error ? `, ${m.error}` : ''}`;
+      this.el.dataset.focusSeq = m.seq;
+      this.onResize?.();
+    });
+    this.onResize = onResize;
     this.canvas.addEventListener('click', (e) => {
       const r = this.canvas.getBoundingClientRect();
       const px = e.clientX - r.left, py = e.clientY - r.top;
@@ -712,16 +805,29 @@ export class Swimlanes {
       this.canvas.title = h ? `#${h.m.seq} ${h.m.api ?? ''} ${h.m.member_id} sent ${fmtT(h.m.sent_ms)} ${h.m.fate}${h.m.error ? ' ' + h.m.error : ''}` : '';
     });
   }
-  update(messages, records, g, now, windowMs, order) {
+  /** `marks` (optional): [{at_ms, label, kind}] drawn as labelled vertical lines across the lanes
+   * (coordinator restarts, network cuts and heals, message loss on and off). */
+  update(messages, records, g, now, windowMs, order, marks = []) {
     const w = Math.max(300, this.width || 800);
+    this.g = g; this.messages = messages;
     // Redrawn when something is new or the time axis moved by a pixel (at 1× every third frame).
     const px = Math.floor(now / (windowMs / (w - 84)));
-    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${messages.length ? messages[messages.length - 1].fate : ''}|${records.length}|${px}|${w}|${this.selected}|${g.members.length}|${this.top}|${this.viewH}`;
+    const key = `${messages.length ? messages[messages.length - 1].seq : 0}|${messages.length ? messages[messages.length - 1].fate : ''}|${records.length}|${px}|${w}|${this.selected}|${g.members.length}|${this.top}|${this.viewH}|${marks.length}|${this.focusSeq}`;
     if (key === this._key) return;
     this._key = key;
     const members = g.members.map((m) => m.member_id);
     const lane = new Map(members.map((id, i) => [id, i + 1]));
-    const L = 74, R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
+    const c0 = (this.ctx ??= this.canvas.getContext('2d'));
+    c0.font = '600 11px system-ui, sans-serif';
+    const labelW = (this._labelW ??= new Map());
+    let widest = 0;
+    for (const m of g.members) {
+      const text = m.ghost ? `✕ ${short(m.member_id)}` : short(m.member_id);
+      let lw = labelW.get(text);
+      if (lw == null) { lw = c0.measureText(text).width; if (labelW.size > 2000) labelW.clear(); labelW.set(text, lw); }
+      widest = Math.max(widest, lw);
+    }
+    const L = Math.min(150, Math.max(74, Math.ceil(widest) + 10)), R = 10, LH = 18, h = (members.length + 1) * LH + 20, dpr = window.devicePixelRatio || 1;
     const cv = this.canvas, vh = Math.min(h, this.viewH || h);
     if (this._h !== h) { this._h = h; this.sizer.style.height = `${h}px`; }
     if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(vh * dpr)) {
@@ -745,9 +851,26 @@ export class Swimlanes {
     c.fillStyle = '#5b6270';
     c.fillText('coordinator', 4, laneY(0));
     for (let i = lo; i <= Math.min(hi, members.length); i++) { c.beginPath(); c.moveTo(L, laneY(i)); c.lineTo(w - R, laneY(i)); c.stroke(); }
-    members.forEach((id, i) => { if (vis(i + 1)) { c.fillStyle = memberColor(id, order); c.fillText(short(id), 4, laneY(i + 1)); } });
+    g.members.forEach((m, i) => {
+      if (!vis(i + 1)) return;
+      // A member that left or was fenced keeps a ghost lane (grey, crossed) with its last messages.
+      if (m.ghost) { c.fillStyle = '#9aa1ab'; c.fillText(`✕ ${short(m.member_id)}`, 4, laneY(i + 1)); } else { c.fillStyle = memberColor(m.member_id, order); c.fillText(short(m.member_id), 4, laneY(i + 1)); }
+    });
     c.fillStyle = 'rgba(17,24,39,.55)';
     for (let i = records.length - 1; i >= 0 && records[i].at_ms >= t0; i--) c.fillRect(x(records[i].at_ms) - 1.5, 2, 3, LH - 4);
+    // History on the time axis: coordinator restarts, network cuts, message loss (labelled lines).
+    const MARK_COL = { restart: '#7c3aed', cut: '#dc2626', heal: '#059669', loss: '#b45309', violation: '#b91c1c' };
+    this.markHits = [];
+    for (const mk of marks) {
+      if (mk.at_ms < t0 || mk.at_ms > now) continue;
+      const xm = x(mk.at_ms);
+      c.strokeStyle = MARK_COL[mk.kind] ?? '#111'; c.lineWidth = 2; c.setLineDash([5, 3]);
+      c.beginPath(); c.moveTo(xm, top); c.lineTo(xm, Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]); c.lineWidth = 1;
+      c.fillStyle = MARK_COL[mk.kind] ?? '#111'; c.font = '600 10px system-ui, sans-serif';
+      c.fillText(mk.label, Math.min(xm + 3, w - R - c.measureText(mk.label).width), top + 8);
+      c.font = '600 11px system-ui, sans-serif';
+      this.markHits.push({ x: xm, label: mk.label });
+    }
     this.hits = [];
     // One path per kind for the lines and one for the dots (hundreds of heartbeats, a few draw calls).
     const KINDS = ['ok', 'err', 'fly', 'lost'], COL = { ok: '#059669', err: '#f59e0b', lost: '#dc2626', fly: '#2563eb' };
@@ -755,7 +878,7 @@ export class Swimlanes {
     const lines = {}, dots = {}, big = {};
     for (const k of KINDS) { lines[k] = new Path2D(); dots[k] = new Path2D(); big[k] = new Path2D(); }
     let sel = null, selApi = null;
-    const y0 = laneY(0);
+    const y0 = laneY(0), flying = [], lostTicks = [];
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       const rcv = m.received_ms < 0 || m.received_ms > now ? now : m.received_ms; // in flight: up to now
@@ -765,9 +888,17 @@ export class Swimlanes {
       const yy = laneY(l), cls = m.fate === 'in_flight' ? 'fly' : m.fate !== 'delivered' ? 'lost' : m.error ? 'err' : 'ok';
       const x1 = x(m.sent_ms), x2 = x(rcv);
       lines[cls].moveTo(x1, yy); lines[cls].lineTo(x2, y0);
-      if (m.seq === this.selected) { sel = { x1, yy, cls }; selApi = m.api; }
+      if (m.seq === this.selected || m.seq === this.focusSeq) { sel = { x1, yy, cls }; selApi = m.api; }
       else shape(isBig(m.api) ? big[cls] : dots[cls], m.api, x1, yy, 1);
       this.hits.push({ x: x1, y: yy - top, m }); // canvas coordinates
+      // Messages fly from the member's lane up to the coordinator's (and lost ones fall short)
+      // for a short while after they are sent: while playing, they animate.
+      const age = now - m.sent_ms, fly = windowMs * 0.05;
+      if (age >= 0 && age < fly) {
+        const p = age / fly, stopAt = cls === 'lost' ? 0.6 : 1, q = Math.min(p, stopAt);
+        flying.push({ x: x1 + (x2 - x1) * q, y: yy + (y0 - yy) * q, cls, fade: 1 - p });
+      }
+      if (cls === 'lost') lostTicks.push(x1);
     }
     c.globalAlpha = 0.5;
     for (const k of KINDS) { c.strokeStyle = COL[k]; c.setLineDash(k === 'lost' ? [3, 2] : []); c.stroke(lines[k]); }
@@ -782,6 +913,15 @@ export class Swimlanes {
       if (sel.cls === 'lost') { c.fillStyle = '#fff'; c.fill(); c.strokeStyle = COL.lost; c.lineWidth = 2; c.stroke(); } else { c.fillStyle = COL[sel.cls]; c.fill(); }
       c.strokeStyle = '#111'; c.lineWidth = 2; c.stroke(); c.lineWidth = 1;
     }
+    for (const f of flying) {
+      c.globalAlpha = 0.35 + 0.65 * f.fade; c.fillStyle = COL[f.cls];
+      c.beginPath(); c.arc(f.x, f.y, 4, 0, 2 * Math.PI); c.fill();
+    }
+    c.globalAlpha = 1;
+    // Lost messages also marked on the time axis (red ticks at the bottom).
+    c.fillStyle = COL.lost;
+    const axisTick = Math.min(h - 16, bottom) - 4;
+    for (const xl of lostTicks) c.fillRect(xl - 1, axisTick, 2, 5);
     c.strokeStyle = '#111'; c.setLineDash([2, 2]);
     c.beginPath(); c.moveTo(x(now), top); c.lineTo(x(now), Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]);
     c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
@@ -789,7 +929,11 @@ export class Swimlanes {
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
     c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
     c.textAlign = 'left';
-    if (this.el.dataset.count !== String(this.hits.length)) this.el.dataset.count = this.hits.length;
+    if (this.el.dataset.flying !== String(flying.length)) this.el.dataset.flying = flying.length;
+    if (this.el.dataset.count !== String(this.hits.length)) {
+      this.el.dataset.count = this.hits.length;
+      this.canvas.setAttribute('aria-label', `${this.hits.length} messages between ${g.members.length} members and the coordinator in the last ${fmtT(windowMs)}; focus the lanes and use the arrow keys to go through them`);
+    }
   }
 }
 
@@ -860,6 +1004,7 @@ export class RecordLog {
     for (const r of records.slice(-300)) {
       const tr = document.createElement('tr');
       tr.dataset.seq = r.seq;
+      tr.dataset.at = r.at_ms;
       tr.className = `rt-${r.record.type}${r.record.value == null ? ' tomb' : ''}`;
       tr.innerHTML = `<td>${r.seq}</td><td>${fmtT(r.at_ms)}</td><td>${esc(r.summary).replace('(', '<wbr>(')}</td><td class="cause">${esc(r.cause)}</td>`;
       this.rows.set(r.seq, r);

@@ -16,7 +16,7 @@
 //! balanced assignment needs, the share of standbys of `O2` on a different rack than their
 //! active, and the steady time for 10x the tasks relative to the base. Not a timed test.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};

@@ -47,8 +47,8 @@
 //! members the result is Kafka's error (`No process available to assign active task ...`).
 //! Nothing panics.
 
+use crate::util::map::BTreeMap;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
@@ -169,7 +169,7 @@ impl<'a> Tasks<'a> {
     fn tasks_of<'s>(
         &'s self,
         subtopology: &str,
-        partitions: &'s std::collections::BTreeSet<i32>,
+        partitions: &'s crate::util::map::BTreeSet<i32>,
     ) -> impl Iterator<Item = u32> + 's {
         let s = self.index.get(subtopology).copied();
         partitions
@@ -268,7 +268,7 @@ impl<'a, 't> State<'a, 't> {
     fn new(group: &'a GroupSpec, tasks: &'t Tasks<'a>, member_order: &[&str]) -> Self {
         // The assignor's member map: a default HashMap filled in `member_order`.
         let mut inserted: Vec<&'a str> = Vec::with_capacity(group.members.len());
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = crate::util::map::BTreeSet::new();
         for id in member_order {
             if let Some((k, _)) = group.members.get_key_value(*id)
                 && seen.insert(k.as_str())

@@ -1,7 +1,7 @@
 //! The `mock` assignor (spec §5.4): keeps current actives, gives each unowned task to the member
 //! with the fewest active tasks. No standbys. Deterministic: members in id order, tasks sorted.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::*;
 use crate::util::sort;

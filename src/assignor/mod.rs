@@ -14,7 +14,7 @@ pub use kafka_sticky::KafkaStickyAssignor;
 pub use mock::MockAssignor;
 pub use sticky::StickyTaskAssignor;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

@@ -166,7 +166,7 @@ fn target_of(t: &TasksTuple) -> Assignment {
     }
 }
 
-fn offsets_list(m: &std::collections::BTreeMap<TaskId, i64>) -> Vec<TaskOffset> {
+fn offsets_list(m: &crate::util::map::BTreeMap<TaskId, i64>) -> Vec<TaskOffset> {
     m.iter()
         .map(|(t, o)| TaskOffset {
             subtopology_id: t.subtopology.clone(),
@@ -507,6 +507,8 @@ impl Coordinator {
             initial_delay_pending: false,
             updated_member_offsets: None,
             assignment_interval_ms: 0,
+            offload_min_work: None,
+            offload_in_flight: false,
         });
         let records = result.map(|r| r.records).unwrap_or_default();
         self.apply(&records)?;

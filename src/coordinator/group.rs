@@ -1,7 +1,7 @@
 //! A streams group and its members: persistent state (rebuilt from records), soft state, and
 //! the derived process-id indexes (spec §2.3).
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 

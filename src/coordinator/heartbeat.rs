@@ -4,8 +4,8 @@
 //! current state without touching it; only a successful plan is applied, through replay. Soft
 //! state (task offsets, configured topology, shutdown flag, endpoint epoch) is updated after.
 
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use super::reconcile::{self, ReconcileInput};
@@ -844,7 +844,7 @@ impl Coordinator {
         let initial_pending = schedule_initial || self.timers.is_scheduled(&initial_key);
 
         // Step K: target assignment.
-        let target = target::update_target(&TargetRequest {
+        let mut target = target::update_target(&TargetRequest {
             group,
             group_epoch,
             updated_member: Some(&updated),
@@ -856,8 +856,11 @@ impl Coordinator {
             initial_delay_pending: initial_pending,
             updated_member_offsets: merged_offsets.as_ref(),
             assignment_interval_ms: cfg.assignment_interval_ms,
+            offload_min_work: self.offload.min_work,
+            offload_in_flight: self.offload.is_in_flight(&gid),
         })?;
-        records.extend(target.records);
+        records.append(&mut target.records);
+        let offload_job = target.offload.take();
         if let Some(d) = target.delayed {
             statuses.push(status(status_code::ASSIGNMENT_DELAYED, d));
         }
@@ -942,15 +945,26 @@ impl Coordinator {
             .groups
             .streams(&gid)
             .and_then(|g| g.shutdown_request_member_id.clone());
-        // ...and lists the endpoints in its member map's order as it was before them.
-        let member_order_before = self
-            .groups
-            .streams(&gid)
-            .map(|g| g.member_order.iteration_order())
-            .unwrap_or_default();
+        // ...and lists the endpoints in its member map's order as it was before them. Only
+        // needed when the answer carries endpoints: the epoch the member knows differs from the
+        // group's, or is about to (a steady heartbeat skips this copy of every member id).
+        let endpoints_answered = !group_existed
+            || soft.endpoint_changed
+            || group.endpoint_information_epoch != req.endpoint_information_epoch;
+        let member_order_before = if endpoints_answered {
+            self.groups
+                .streams(&gid)
+                .map(|g| g.member_order.iteration_order())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
 
         // Apply: records, soft state, timers.
         self.apply_group_records(&gid, &records)?;
+        if let Some(job) = offload_job {
+            self.offload.submit(job);
+        }
         let mut timers: Vec<TimerChange> = Vec::new();
         if schedule_initial {
             self.timer_schedule(
@@ -1076,7 +1090,11 @@ impl Coordinator {
     /// Apply the records an operation wrote for a group. Kafka's describe reads the group as of
     /// the last committed write; a topology configured by a heartbeat that wrote nothing becomes
     /// visible with the group's next write.
-    fn apply_group_records(&mut self, group_id: &str, records: &[Record]) -> Result<(), ApiError> {
+    pub(super) fn apply_group_records(
+        &mut self,
+        group_id: &str,
+        records: &[Record],
+    ) -> Result<(), ApiError> {
         self.apply(records)?;
         if !records.is_empty()
             && let Some(g) = self.groups.streams_mut(group_id)

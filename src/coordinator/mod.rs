@@ -151,6 +151,7 @@ mod describe;
 pub(crate) mod group;
 mod heartbeat;
 pub(crate) mod limits;
+mod offload;
 mod offsets;
 mod reconcile;
 mod registry;
@@ -158,7 +159,7 @@ mod replay;
 mod target;
 mod timers;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::config::CoordinatorConfig;
 use crate::records::OffsetCommitValue;
@@ -172,6 +173,7 @@ pub use offsets::{
     OffsetFetchInput,
 };
 pub use replay::ReplayError;
+pub use target::{AssignmentJob, AssignmentResult};
 
 impl<R> Outcome<R> {
     fn new(response: R) -> Outcome<R> {
@@ -203,6 +205,7 @@ pub struct Coordinator {
     topic_ids: BTreeMap<String, crate::assignor::consumer::TopicId>,
     metadata_versions: MetadataVersions,
     classic: classic::ClassicRuntime,
+    offload: offload::Offload,
 }
 
 /// Versions of the topic view (Kafka's metadata image offsets): regular expressions remember the
@@ -228,6 +231,7 @@ impl Coordinator {
             topic_ids: BTreeMap::new(),
             metadata_versions: MetadataVersions::default(),
             classic: classic::ClassicRuntime::default(),
+            offload: offload::Offload::default(),
         }
     }
 

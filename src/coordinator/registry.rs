@@ -2,7 +2,7 @@
 //! KIP-848 consumer groups, sharing the records, the timers and the offset store of the
 //! coordinator (group ids are one namespace, as in Kafka).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::classic::ClassicGroup;
 use super::consumer::ConsumerGroup;

@@ -1,8 +1,8 @@
 //! Target assignment (spec §3.10 and §5.1): decide whether to compute a new target now, and if
 //! so run the assignor over the group view and write the changed member targets.
 
+use crate::util::map::BTreeMap;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use super::group::{MemberTaskOffsets, StreamsGroup, StreamsMember};
 use crate::assignor::{
@@ -17,6 +17,9 @@ use crate::util::sort;
 pub const DELAYED_INITIAL: &str =
     "Assignment delayed due to the configured initial rebalance delay.";
 pub const DELAYED_INTERVAL: &str = "Assignment delayed due to the configured assignment interval.";
+/// groupcoord: the new target is being computed off the coordinator's thread (docs/deviations.md).
+pub const DELAYED_OFFLOADED: &str =
+    "Assignment delayed: the new target assignment is being computed in the background.";
 
 /// Inputs of one target-assignment decision.
 pub struct TargetRequest<'a> {
@@ -35,6 +38,10 @@ pub struct TargetRequest<'a> {
     /// comes before the assignment).
     pub updated_member_offsets: Option<&'a MemberTaskOffsets>,
     pub assignment_interval_ms: i32,
+    /// Offload the computation when members x tasks reaches this (None: always inline).
+    pub offload_min_work: Option<u64>,
+    /// An offloaded computation for this group is running: wait for it.
+    pub offload_in_flight: bool,
 }
 
 /// The decision: the epoch and target the member reconciles toward, and the records written.
@@ -44,6 +51,49 @@ pub struct TargetResult<'a> {
     pub records: Vec<Record>,
     /// `ASSIGNMENT_DELAYED` detail, when delayed.
     pub delayed: Option<&'static str>,
+    /// The computation to run off the coordinator's thread (with `delayed` set).
+    pub offload: Option<AssignmentJob>,
+}
+
+/// An assignment computed off the coordinator's thread: the assignor's whole input, owned, so
+/// that it can run anywhere; [`AssignmentJob::run`] gives the result the coordinator accepts
+/// later (`Coordinator::complete_assignment`) if the group has not moved on meanwhile.
+#[derive(Debug, Clone)]
+pub struct AssignmentJob {
+    pub(crate) group_id: String,
+    pub(crate) group_epoch: i32,
+    input: AssignorInput,
+}
+
+/// What [`AssignmentJob::run`] computed: every member's new target.
+#[derive(Debug, Clone)]
+pub struct AssignmentResult {
+    pub(crate) group_id: String,
+    pub(crate) group_epoch: i32,
+    pub(crate) targets: Result<BTreeMap<String, TasksTuple>, ApiError>,
+}
+
+impl AssignmentJob {
+    /// The group the assignment is for.
+    pub fn group_id(&self) -> &str {
+        &self.group_id
+    }
+
+    /// Run the assignor (pure; may run on any thread).
+    pub fn run(self) -> AssignmentResult {
+        AssignmentResult {
+            targets: self.input.run(),
+            group_id: self.group_id,
+            group_epoch: self.group_epoch,
+        }
+    }
+}
+
+impl AssignmentResult {
+    /// The group the assignment is for.
+    pub fn group_id(&self) -> &str {
+        &self.group_id
+    }
 }
 
 pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, ApiError> {
@@ -56,6 +106,7 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
             member_target: Cow::Owned(TasksTuple::default()),
             records: Vec::new(),
             delayed: Some(DELAYED_INITIAL),
+            offload: None,
         });
     }
     // 2. The member's target in the view (a replacing static member inherits the old target).
@@ -76,6 +127,7 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
             member_target: current,
             records: Vec::new(),
             delayed: None,
+            offload: None,
         });
     }
     // 5. Assignment interval.
@@ -90,6 +142,17 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
             member_target: current,
             records: Vec::new(),
             delayed: Some(DELAYED_INTERVAL),
+            offload: None,
+        });
+    }
+    // groupcoord: a computation already running for this group is awaited, not duplicated.
+    if req.offload_in_flight {
+        return Ok(TargetResult {
+            assignment_epoch: g.assignment_epoch,
+            member_target: current,
+            records: Vec::new(),
+            delayed: Some(DELAYED_OFFLOADED),
+            offload: None,
         });
     }
     // 6. Compute.
@@ -101,7 +164,23 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
     if let Some(m) = req.updated_member {
         members.insert(m.member_id.as_str(), m);
     }
-    let new_targets = compute(g, &members, req)?;
+    let input = assignor_input(g, &members, req);
+    if let Some(min) = req.offload_min_work
+        && input.work() >= min
+    {
+        return Ok(TargetResult {
+            assignment_epoch: g.assignment_epoch,
+            member_target: current,
+            records: Vec::new(),
+            delayed: Some(DELAYED_OFFLOADED),
+            offload: Some(AssignmentJob {
+                group_id: g.group_id.clone(),
+                group_epoch: req.group_epoch,
+                input,
+            }),
+        });
+    }
+    let new_targets = input.run()?;
     let mut records = Vec::new();
     for (id, tasks) in &new_targets {
         let previous = if Some(id.as_str()) == member_id {
@@ -136,25 +215,86 @@ pub fn update_target<'a>(req: &TargetRequest<'a>) -> Result<TargetResult<'a>, Ap
         member_target,
         records,
         delayed: None,
+        offload: None,
     })
 }
 
-/// Run the assignor (spec §5.1); an unready topology gives everyone an empty target.
-fn compute(
+/// The assignor's input (spec §5.1), owned: an unready topology gives everyone an empty target.
+#[derive(Debug, Clone)]
+enum AssignorInput {
+    Unready(Vec<String>),
+    Ready {
+        assignor: String,
+        spec: GroupSpec,
+        topology: TopologySpec,
+        member_order: Vec<String>,
+    },
+}
+
+impl AssignorInput {
+    /// How big the computation is: members x tasks.
+    fn work(&self) -> u64 {
+        match self {
+            AssignorInput::Unready(_) => 0,
+            AssignorInput::Ready { spec, topology, .. } => {
+                let tasks: u64 = topology
+                    .subtopologies
+                    .values()
+                    .map(|s| s.number_of_tasks.max(0) as u64)
+                    .sum();
+                spec.members.len() as u64 * tasks
+            }
+        }
+    }
+
+    /// Run the assignor: every member's new target.
+    fn run(self) -> Result<BTreeMap<String, TasksTuple>, ApiError> {
+        let (assignor_name, spec, topology, member_order) = match self {
+            AssignorInput::Unready(ids) => {
+                return Ok(sort::collect_map(
+                    ids.into_iter().map(|id| (id, TasksTuple::default())),
+                ));
+            }
+            AssignorInput::Ready {
+                assignor,
+                spec,
+                topology,
+                member_order,
+            } => (assignor, spec, topology, member_order),
+        };
+        let assignor = assignor::builtin(&assignor_name)
+            .or_else(|| assignor::builtin(assignor::BUILTIN_ASSIGNORS[0]))
+            .ok_or_else(ApiError::unknown_server_error)?;
+        let order: Vec<&str> = member_order.iter().map(String::as_str).collect();
+        let mut out = assignor
+            .assign_in_member_order(&spec, &topology, &order)
+            .map_err(|_| ApiError::unknown_server_error())?;
+        Ok(sort::collect_map(spec.members.into_keys().map(|id| {
+            let a = out.members.remove(&id).unwrap_or_default();
+            (
+                id,
+                TasksTuple {
+                    active: a.active,
+                    standby: a.standby,
+                    warmup: a.warmup,
+                },
+            )
+        })))
+    }
+}
+
+/// Collect the assignor's input from the group view.
+fn assignor_input(
     g: &StreamsGroup,
     members: &BTreeMap<&str, &StreamsMember>,
     req: &TargetRequest<'_>,
-) -> Result<BTreeMap<String, TasksTuple>, ApiError> {
+) -> AssignorInput {
     let ready = req
         .configured
         .filter(|c| c.is_ready())
         .and_then(|c| c.subtopologies.as_ref());
     let Some(subtopologies) = ready else {
-        return Ok(sort::collect_map(
-            members
-                .keys()
-                .map(|id| (id.to_string(), TasksTuple::default())),
-        ));
+        return AssignorInput::Unready(members.keys().map(|id| id.to_string()).collect());
     };
     let topology = TopologySpec {
         subtopologies: sort::collect_map(subtopologies.iter().map(|(id, s)| {
@@ -190,32 +330,21 @@ fn compute(
         })),
         configs: req.configs.clone(),
     };
-    let assignor = assignor::builtin(req.assignor_name)
-        .or_else(|| assignor::builtin(assignor::BUILTIN_ASSIGNORS[0]))
-        .ok_or_else(ApiError::unknown_server_error)?;
     // Kafka fills the assignor's member map by iterating its own member map with the updated
     // member overlaid: present members in the map's order (a replaced static member skipped),
     // then the updated member if it is new.
-    let map_order = g.member_order.iteration_order();
-    let member_order: Vec<&str> = map_order
-        .iter()
-        .map(String::as_str)
-        .chain(req.updated_member.map(|m| m.member_id.as_str()))
+    let member_order: Vec<String> = g
+        .member_order
+        .iteration_order()
+        .into_iter()
+        .chain(req.updated_member.map(|m| m.member_id.clone()))
         .collect();
-    let out = assignor
-        .assign_in_member_order(&spec, &topology, &member_order)
-        .map_err(|_| ApiError::unknown_server_error())?;
-    Ok(sort::collect_map(members.keys().map(|id| {
-        let a = out.members.get(*id).cloned().unwrap_or_default();
-        (
-            id.to_string(),
-            TasksTuple {
-                active: a.active,
-                standby: a.standby,
-                warmup: a.warmup,
-            },
-        )
-    })))
+    AssignorInput::Ready {
+        assignor: req.assignor_name.to_string(),
+        spec,
+        topology,
+        member_order,
+    }
 }
 
 #[cfg(test)]
@@ -270,6 +399,8 @@ mod tests {
             initial_delay_pending: false,
             updated_member_offsets: None,
             assignment_interval_ms: 0,
+            offload_min_work: None,
+            offload_in_flight: false,
         })
         .unwrap();
         assert!(

@@ -3,14 +3,12 @@
 //!
 //! Rescheduling a session timeout is on every heartbeat's path, so that path allocates nothing
 //! and moves no key: each armed key owns a slot (found through a hash index with a fixed-key
-//! hasher: no randomness, no system RNG under wasm), and the deadline index is a binary heap of
-//! `(deadline, sequence, slot)` entries. A reschedule pushes a new entry and leaves the old one
-//! behind as stale (its sequence no longer matches the slot's); stale entries are dropped when
-//! they reach the top and the heap is rebuilt when they outnumber the live ones, so memory stays
-//! bounded by the armed timers. Timers with equal deadlines fire in scheduling order.
+//! hasher: no randomness, no system RNG under wasm), and the deadline index is an indexed binary
+//! heap of slots ordered by `(deadline, sequence)`: every slot knows its heap position, so a
+//! reschedule moves its one entry up or down in place (O(log n), no stale entries, nothing to
+//! collect later) and a cancel removes it. Timers with equal deadlines fire in scheduling order.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 use rustc_hash::FxBuildHasher;
 
@@ -25,6 +23,8 @@ struct Armed {
     deadline: Millis,
     tag: i32,
     seq: u64,
+    /// Index of this slot in `Timers::heap`.
+    pos: u32,
 }
 
 /// Armed timers, by key and by deadline.
@@ -35,9 +35,8 @@ pub struct Timers {
     /// Slot storage; `None` slots are free (listed in `free`).
     slots: Vec<Option<Armed>>,
     free: Vec<u32>,
-    /// Min-heap of (deadline, sequence, slot); entries whose sequence differs from the slot's
-    /// are stale. Invariant after every operation: the top entry, if any, is live.
-    by_deadline: BinaryHeap<Reverse<(Millis, u64, u32)>>,
+    /// Min-heap of armed slots by `(deadline, seq)`; `slots[heap[i]].pos == i`.
+    heap: Vec<u32>,
     next_seq: u64,
 }
 
@@ -48,21 +47,30 @@ impl Timers {
     pub fn schedule(&mut self, key: TimerKey, deadline: Millis, tag: i32) -> TimerChange {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let slot = match self.by_key.get(&key) {
+        match self.by_key.get(&key) {
             Some(&slot) => {
-                if let Some(a) = self.slots[slot as usize].as_mut() {
-                    a.deadline = deadline;
-                    a.tag = tag;
-                    a.seq = seq;
+                let Some(a) = self.slots[slot as usize].as_mut() else {
+                    unreachable!("an indexed slot is armed")
+                };
+                let later = (deadline, seq) > (a.deadline, a.seq);
+                a.deadline = deadline;
+                a.tag = tag;
+                a.seq = seq;
+                let pos = a.pos as usize;
+                if later {
+                    self.sift_down(pos);
+                } else {
+                    self.sift_up(pos);
                 }
-                slot
             }
             None => {
+                let pos = self.heap.len() as u32;
                 let armed = Some(Armed {
                     key: key.clone(),
                     deadline,
                     tag,
                     seq,
+                    pos,
                 });
                 let slot = match self.free.pop() {
                     Some(s) => {
@@ -75,11 +83,10 @@ impl Timers {
                     }
                 };
                 self.by_key.insert(key.clone(), slot);
-                slot
+                self.heap.push(slot);
+                self.sift_up(pos as usize);
             }
-        };
-        self.by_deadline.push(Reverse((deadline, seq, slot)));
-        self.tidy();
+        }
         TimerChange::Schedule { key, deadline }
     }
 
@@ -87,9 +94,7 @@ impl Timers {
     #[must_use]
     pub fn cancel(&mut self, key: &TimerKey) -> Option<TimerChange> {
         let slot = self.by_key.remove(key)?;
-        self.slots[slot as usize] = None;
-        self.free.push(slot);
-        self.tidy();
+        self.release(slot);
         Some(TimerChange::Cancel { key: key.clone() })
     }
 
@@ -106,28 +111,23 @@ impl Timers {
     /// The earliest deadline, without copying its key.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Millis> {
-        self.by_deadline.peek().map(|Reverse((d, _, _))| *d)
+        self.top().map(|a| a.deadline)
     }
 
     #[must_use]
     pub fn next(&self) -> Option<(Millis, TimerKey)> {
-        let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
-        let a = self.slots[slot as usize].as_ref()?;
-        Some((deadline, a.key.clone()))
+        self.top().map(|a| (a.deadline, a.key.clone()))
     }
 
     /// Remove and return the earliest timer due at `now`, with its tag.
     #[must_use]
     pub fn pop_due(&mut self, now: Millis) -> Option<(TimerKey, i32)> {
-        let Reverse((deadline, _, slot)) = *self.by_deadline.peek()?;
-        if deadline > now {
+        if self.top()?.deadline > now {
             return None;
         }
-        self.by_deadline.pop();
-        let a = self.slots[slot as usize].take()?;
-        self.free.push(slot);
+        let slot = self.heap[0];
+        let a = self.release(slot)?;
         self.by_key.remove(&a.key);
-        self.tidy();
         Some((a.key, a.tag))
     }
 
@@ -138,22 +138,71 @@ impl Timers {
         armed.into_iter().map(|a| &a.key)
     }
 
-    /// Restore the invariants: a live top entry, and stale entries at most about as many as
-    /// live ones (a rebuild is O(n) after n reschedules: amortized O(1) each).
-    fn tidy(&mut self) {
-        let live = |slots: &[Option<Armed>],
-                    &Reverse((_, seq, slot)): &Reverse<(Millis, u64, u32)>| {
-            slots[slot as usize].as_ref().is_some_and(|a| a.seq == seq)
-        };
-        if self.by_deadline.len() > 2 * self.by_key.len() + 64 {
-            let slots = &self.slots;
-            self.by_deadline.retain(|e| live(slots, e));
+    fn top(&self) -> Option<&Armed> {
+        self.slots[*self.heap.first()? as usize].as_ref()
+    }
+
+    /// Free a slot and take its entry out of the heap.
+    fn release(&mut self, slot: u32) -> Option<Armed> {
+        let a = self.slots[slot as usize].take()?;
+        self.free.push(slot);
+        let pos = a.pos as usize;
+        let last = self.heap.len() - 1;
+        self.heap.swap_remove(pos);
+        if pos < last {
+            self.set_pos(pos);
+            // The moved entry came from the bottom: it may belong above or below `pos`.
+            self.sift_up(pos);
+            self.sift_down(pos);
         }
-        while let Some(top) = self.by_deadline.peek() {
-            if live(&self.slots, top) {
+        Some(a)
+    }
+
+    /// The ordering key of the slot at heap position `i`.
+    fn order(&self, i: usize) -> (Millis, u64) {
+        match &self.slots[self.heap[i] as usize] {
+            Some(a) => (a.deadline, a.seq),
+            None => unreachable!("heap entries are armed"),
+        }
+    }
+
+    fn set_pos(&mut self, i: usize) {
+        if let Some(a) = self.slots[self.heap[i] as usize].as_mut() {
+            a.pos = i as u32;
+        }
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.order(i) >= self.order(parent) {
                 break;
             }
-            self.by_deadline.pop();
+            self.heap.swap(i, parent);
+            self.set_pos(i);
+            self.set_pos(parent);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut least = i;
+            if l < n && self.order(l) < self.order(least) {
+                least = l;
+            }
+            if r < n && self.order(r) < self.order(least) {
+                least = r;
+            }
+            if least == i {
+                break;
+            }
+            self.heap.swap(i, least);
+            self.set_pos(i);
+            self.set_pos(least);
+            i = least;
         }
     }
 }
@@ -236,6 +285,43 @@ mod tests {
         assert_eq!(drain(&mut t, 100), [(session("c"), 0), (session("b"), 0)]);
     }
 
+    /// The heap invariant and the positions, checked against every slot.
+    fn check_heap(t: &Timers) {
+        let armed = t.slots.iter().flatten().count();
+        assert_eq!(t.heap.len(), armed);
+        assert_eq!(t.by_key.len(), armed);
+        for (i, &slot) in t.heap.iter().enumerate() {
+            assert_eq!(t.slots[slot as usize].as_ref().unwrap().pos as usize, i);
+            if i > 0 {
+                assert!(t.order((i - 1) / 2) <= t.order(i));
+            }
+        }
+    }
+
+    #[test]
+    fn reschedules_and_cancels_keep_the_heap_exact() {
+        let mut t = Timers::default();
+        let mut x = 7u64;
+        for i in 0..5_000i64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let m = format!("m{}", x % 97);
+            if x.is_multiple_of(5) {
+                let _ = t.cancel(&session(&m));
+            } else {
+                arm(&mut t, session(&m), Millis(i + (x % 1_000) as i64), 0);
+            }
+            if i % 97 == 0 {
+                check_heap(&t);
+            }
+        }
+        check_heap(&t);
+        let expected: Vec<TimerKey> = t.keys().cloned().collect();
+        let fired: Vec<TimerKey> = drain(&mut t, i64::MAX).into_iter().map(|f| f.0).collect();
+        assert_eq!(fired, expected, "pops follow (deadline, scheduling order)");
+    }
+
     #[test]
     fn stale_entries_stay_bounded_under_constant_rescheduling() {
         let mut t = Timers::default();
@@ -243,11 +329,7 @@ mod tests {
             let m = format!("m{}", i % 10);
             arm(&mut t, session(&m), Millis(1_000 + i), 0);
         }
-        assert!(
-            t.by_deadline.len() <= 2 * 10 + 64 + 1,
-            "{}",
-            t.by_deadline.len()
-        );
+        assert_eq!(t.heap.len(), 10, "one heap entry per armed timer");
         assert_eq!(t.keys().count(), 10);
         let fired = drain(&mut t, i64::MAX);
         assert_eq!(fired.len(), 10);

@@ -8,7 +8,7 @@
 pub(crate) mod codec;
 mod compact;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -616,9 +616,27 @@ pub struct ConsumerCurrentAssignmentValue {
     /// Its reconciliation state.
     pub state: ConsumerMemberState,
     /// Partitions it owns, with the epoch each was assigned at.
+    #[serde(with = "partition_epochs_as_pairs")]
     pub assigned: PartitionEpochs,
     /// Partitions it must revoke.
+    #[serde(with = "partition_epochs_as_pairs")]
     pub pending_revocation: PartitionEpochs,
+}
+
+/// [`PartitionEpochs`] as a list of `[topic id, {partition: epoch}]` pairs: a topic id is not a
+/// JSON object key, so the map form cannot be written as JSON (the explorer's record log).
+mod partition_epochs_as_pairs {
+    use super::PartitionEpochs;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &PartitionEpochs, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PartitionEpochs, D::Error> {
+        type Pairs = Vec<(super::TopicId, std::collections::BTreeMap<i32, i32>)>;
+        Ok(Pairs::deserialize(d)?.into_iter().collect())
+    }
 }
 
 /// Value of record 16 `ConsumerGroupRegularExpression`.

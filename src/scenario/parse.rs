@@ -1,6 +1,6 @@
 //! Tokenizing and value parsing for scenario files.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::types::TaskSet;
 

@@ -3,7 +3,7 @@
 mod classic;
 mod consumer;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::parse::{Args, ScenarioError, format_tasks, list, parse_tasks, tokenize};
 use crate::config::CoordinatorConfig;

@@ -108,20 +108,30 @@ impl Connection {
         let (gone_tx, gone_rx) = watch::channel(false);
         let writer = tokio::spawn(write_responses(wr, slot_rx, gone_rx));
         let mut batch = Batch::default();
+        // One idle timer per connection, registered once and moved only when it fires: a frame
+        // just notes the time (a timer registered and cleared per frame cost more than the
+        // heartbeat it guarded).
+        let idle = tokio::time::sleep(self.idle);
+        tokio::pin!(idle);
+        let mut last_frame = tokio::time::Instant::now();
         'conn: loop {
             // Wait for the next frame (the idle timeout applies), then take every complete frame
             // already buffered: requests for the owner go as one batch.
             let first = tokio::select! {
-                r = tokio::time::timeout(self.idle, frames.read_frame()) => r,
-                _ = shutdown.changed() => break,
-            };
-            let mut next = match first {
-                Err(_) => {
+                r = frames.read_frame() => r,
+                () = &mut idle => {
+                    let deadline = last_frame + self.idle;
+                    if deadline > tokio::time::Instant::now() {
+                        idle.as_mut().reset(deadline);
+                        continue;
+                    }
                     debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
                     break;
                 }
-                Ok(r) => r,
+                _ = shutdown.changed() => break,
             };
+            last_frame = tokio::time::Instant::now();
+            let mut next = first;
             loop {
                 let frame = match next {
                     Ok(f) => f,

@@ -110,7 +110,15 @@ pub struct ServeOptions {
     /// client id (proves that a dead owner stops the server instead of leaving a zombie).
     /// `None` (the default) in production.
     pub panic_owner_on_client_id: Option<String>,
+    /// Streams-group assignments of at least this many members x tasks run on a worker thread,
+    /// so the owner keeps answering other groups (`None`: always inline, as Kafka 4.4).
+    pub assignment_offload_min_work: Option<u64>,
 }
+
+/// Members x tasks from which an assignment leaves the owner thread: 1,000 members x 1,000
+/// tasks take about a millisecond with the default assignor; below that, a round trip through a
+/// worker costs more than it saves.
+pub const DEFAULT_OFFLOAD_MIN_WORK: u64 = 1_000_000;
 
 impl ServeOptions {
     /// Defaults for everything but the listen address and the data directory.
@@ -130,6 +138,7 @@ impl ServeOptions {
             max_inflight_per_connection: 256,
             owner_spin: Duration::from_micros(50),
             panic_owner_on_client_id: None,
+            assignment_offload_min_work: Some(DEFAULT_OFFLOAD_MIN_WORK),
         }
     }
 }
@@ -150,6 +159,10 @@ pub(crate) struct Shared {
     pub authorize: bool,
     /// SCRAM credentials (the owner's state writes them, SASL exchanges read them).
     pub scram: Arc<std::sync::RwLock<security::scram::ScramCredentials>>,
+    /// Recent exchanges and records per group for the live view (written by the owner while
+    /// `watch` says someone looks, read by `/api/history`).
+    pub history: std::sync::Mutex<web::history::History>,
+    pub watch: web::history::Watch,
 }
 
 impl Shared {
@@ -404,7 +417,8 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let bound = bind_listeners(&listener_configs(&opts)).await?;
     let addr = bound[0].1.bound;
     let (host, port) = bound[0].1.advertised.clone();
-    let coord = Coordinator::new(opts.coordinator.clone());
+    let mut coord = Coordinator::new(opts.coordinator.clone());
+    coord.set_assignment_offload(opts.assignment_offload_min_work);
     let mut state = State::new(coord, host, port);
     state.advertised = bound
         .iter()
@@ -452,7 +466,15 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         request_memory: MemoryBudget::new(server_budget(&opts.server)),
         authorize: opts.server.authorizer.enabled(),
         scram: state.scram.clone(),
+        history: Default::default(),
+        watch: Default::default(),
     });
+    // With --demo the history records from the start, before anyone looks: the demo group's
+    // joins show when the page is opened. (Not otherwise: a benchmark right after start-up
+    // would pay for it.)
+    if opts.demo {
+        shared.watch.looked(now_ms().0);
+    }
     shared
         .metrics
         .log_bytes
@@ -470,6 +492,8 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         spin: opts.owner_spin,
         panic_on_client_id: opts.panic_owner_on_client_id.clone(),
         parked: Default::default(),
+        assignments: owner::AssignmentWorker::spawn()
+            .map_err(|e| StartError::Other(format!("assignment thread: {e}")))?,
     };
     let owner_thread = owner
         .spawn()

@@ -15,14 +15,17 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
 
 use crate::coordinator::classic::RequestToken;
+use crate::coordinator::{AssignmentJob, AssignmentResult};
 use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
+use super::kafka::Handled;
 use super::kafka::State;
 use super::peer::Peer;
 use super::storage::log::LogEntry;
+use super::web::history::History;
 use super::web::{LiveSnapshot, LiveView};
-use super::wire::{Header, Req, Resp};
+use super::wire::{Header, Req, RequestKind, Resp};
 use super::{Shared, now_ms};
 
 /// Requests of one connection for the owner.
@@ -148,6 +151,39 @@ impl ParkedJobs {
     }
 }
 
+/// Runs offloaded target assignments on a thread of its own and hands the results back to the
+/// owner, which applies them as records (`Coordinator::complete_assignment`): a large
+/// assignment never holds up the other groups' heartbeats.
+pub struct AssignmentWorker {
+    jobs: std::sync::mpsc::Sender<AssignmentJob>,
+    results: mpsc::UnboundedReceiver<AssignmentResult>,
+}
+
+impl AssignmentWorker {
+    /// Start the worker thread; it ends when the owner (the job sender) is dropped.
+    pub fn spawn() -> std::io::Result<AssignmentWorker> {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<AssignmentJob>();
+        let (result_tx, results) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("groupcoord-assign".into())
+            .spawn(move || {
+                while let Ok(job) = job_rx.recv() {
+                    if result_tx.send(job.run()).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(AssignmentWorker { jobs, results })
+    }
+
+    fn submit(&self, jobs: Vec<AssignmentJob>) {
+        for job in jobs {
+            // The worker only stops when the owner does.
+            let _ = self.jobs.send(job);
+        }
+    }
+}
+
 /// Jobs taken per batch at most.
 const MAX_BATCH: usize = 1024;
 /// The live view is published at most this often.
@@ -167,6 +203,8 @@ pub struct Owner {
     pub panic_on_client_id: Option<String>,
     /// Jobs holding a JoinGroup / SyncGroup not answered yet.
     pub parked: ParkedJobs,
+    /// Where large assignments are computed.
+    pub assignments: AssignmentWorker,
 }
 
 impl Owner {
@@ -230,6 +268,9 @@ impl Owner {
                 {
                     self.fire(&mut live)?;
                 }
+                while let Ok(result) = self.assignments.results.try_recv() {
+                    self.complete_assignment(result, &mut live)?;
+                }
                 while let Ok(asker) = self.live_requests.try_recv() {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
                 }
@@ -254,6 +295,9 @@ impl Owner {
                     if n == 0 { break; }
                     self.process(&mut jobs, &mut live)?;
                 }
+                Some(result) = self.assignments.results.recv() => {
+                    self.complete_assignment(result, &mut live)?;
+                }
                 Some(asker) = self.live_requests.recv() => {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
                 }
@@ -276,7 +320,12 @@ impl Owner {
         let now = now_ms();
         let mut entries = Vec::new();
         let mut replies = Vec::with_capacity(jobs.len());
+        let shared = self.shared.clone();
+        let mut history = watched_history(&shared);
+        // Replies that read only durable state go out now instead of behind this batch's fsync.
+        let mut free = Vec::new();
         for job in jobs.drain(..) {
+            let before = entries.len();
             let mut resps = Vec::with_capacity(job.items.len());
             for (header, req) in &job.items {
                 if let Some(id) = &self.panic_on_client_id
@@ -289,22 +338,67 @@ impl Owner {
                     live.group_changed(&r.group_id);
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
+                if let Some(history) = history.as_mut() {
+                    record_exchange(history, now.0, header, req, &h);
+                }
                 entries.extend(h.entries);
                 resps.push(h.resp);
             }
-            replies.extend(self.parked.park(job.reply, job.items, resps));
+            let wrote = entries.len() > before;
+            if wrote {
+                self.committer.note_writes(&entries[before..]);
+            }
+            let reads_durable = !wrote
+                && job.items.iter().all(|(_, req)| {
+                    heartbeat_group(req).is_some_and(|g| self.committer.is_durable(g))
+                });
+            if let Some(r) = self.parked.park(job.reply, job.items, resps) {
+                if reads_durable {
+                    free.push(r);
+                } else {
+                    replies.push(r);
+                }
+            }
         }
+        for (tx, r) in free {
+            let _ = tx.send(r);
+        }
+        drop(history);
         self.route_answers(&mut replies);
         let counters = std::mem::take(&mut self.state.counters);
         let metrics = &self.shared.metrics;
         metrics.heartbeats.fetch_add(counters.heartbeats, Relaxed);
         metrics.requests.fetch_add(counters.requests, Relaxed);
         self.note(&entries, live);
+        self.assignments
+            .submit(self.state.coord.take_assignment_jobs());
         self.committer.submit(entries, replies)
     }
 
+    /// Apply an assignment the worker computed.
+    fn complete_assignment(
+        &mut self,
+        result: AssignmentResult,
+        live: &mut LiveView,
+    ) -> Result<(), CommitGone> {
+        let entries = self.state.complete_assignment(now_ms(), result);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.note(&entries, live);
+        self.committer.submit(entries, Vec::new())
+    }
+
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
-        let entries = self.state.fire_timers(now_ms());
+        let now = now_ms();
+        let entries = self.state.fire_timers(now);
+        if let Some(mut history) = watched_history(&self.shared) {
+            for e in &entries {
+                if let LogEntry::Records(rs) = e {
+                    history.records(now.0, "timer", rs);
+                }
+            }
+        }
         // A timer may complete deferred requests (the join phase ends at the rebalance timeout).
         let mut replies = Vec::new();
         self.route_answers(&mut replies);
@@ -358,10 +452,63 @@ impl Owner {
     }
 }
 
+/// The live view's history, locked, while someone watches (else it is dropped).
+fn watched_history(shared: &Shared) -> Option<std::sync::MutexGuard<'_, History>> {
+    let now = now_ms().0;
+    if !shared.watch.watched(now) {
+        if shared.watch.stop_recording() {
+            let mut h = shared.history.lock().unwrap_or_else(|e| e.into_inner());
+            h.stop();
+        }
+        return None;
+    }
+    let mut h = shared.history.lock().unwrap_or_else(|e| e.into_inner());
+    h.recording(now);
+    Some(h)
+}
+
+/// Note one handled request in the history: a StreamsGroupHeartbeat exchange, and the records
+/// any request wrote, with the request as their cause.
+fn record_exchange(history: &mut History, now: i64, header: &Header, req: &Req, h: &Handled) {
+    let cause = match req {
+        Req::Heartbeat(r) => {
+            if let Resp::Heartbeat(resp) = &h.resp {
+                history.heartbeat(now, header.api_version, r, resp);
+            }
+            let member = if r.member_id.is_empty() {
+                "(new member)"
+            } else {
+                r.member_id.as_str()
+            };
+            format!("heartbeat {member}")
+        }
+        _ => match kafka_protocol::messages::ApiKey::try_from(header.api_key) {
+            Ok(k) => format!("{k:?}"),
+            Err(_) => format!("api {}", header.api_key),
+        },
+    };
+    for e in &h.entries {
+        if let LogEntry::Records(rs) = e {
+            history.records(now, &cause, rs);
+        }
+    }
+}
+
+/// The group a heartbeat (streams, classic, consumer) is about: its response reflects that
+/// group's state only (and the global registries).
+fn heartbeat_group(req: &Req) -> Option<&str> {
+    match req {
+        Req::Heartbeat(r) => Some(&r.group_id),
+        Req::Kafka(RequestKind::Heartbeat(r)) => Some(r.group_id.0.as_str()),
+        Req::Kafka(RequestKind::ConsumerGroupHeartbeat(r)) => Some(r.group_id.0.as_str()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::wire::{RequestKind, ResponseKind};
+    use crate::server::wire::ResponseKind;
     use kafka_protocol::messages::{HeartbeatResponse, JoinGroupRequest, SyncGroupRequest};
 
     fn header(key: i16) -> Header {

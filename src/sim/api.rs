@@ -2,7 +2,7 @@
 //! Everything here is serde data: the wasm layer hands it to JavaScript as plain objects, the
 //! explorer's permalinks store `ScenarioSpec` + `Vec<TimedAction>`.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +71,35 @@ pub struct ScenarioSpec {
     /// Settings of the simulated classic consumers (used when `group_type` is `classic`).
     #[serde(default)]
     pub classic: ClassicSpec,
+    /// The explorer's "break it" switches (all off by default; never used by the server).
+    #[serde(default, skip_serializing_if = "BreakIt::is_off")]
+    pub break_it: BreakIt,
+}
+
+/// Deliberate bugs for the explorer's "break it" mode: each removes one rule of the protocol so
+/// that a reviewer sees which invariant it protects. They act in the simulation only (on the
+/// responses, the clients and the restart path); the coordinator itself stays correct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BreakIt {
+    /// Buggy assignor: every response with task lists also gives the member one active task
+    /// that the target assignment gives to another member.
+    pub double_assign: bool,
+    /// Skip revocation: a response with task lists gives the member its whole target at once,
+    /// before the previous owners revoked (spec §4.2 not respected).
+    pub skip_revocation: bool,
+    /// No fencing: a member that lost its session keeps its tasks (no local session expiry,
+    /// `FENCED_MEMBER_EPOCH` / `UNKNOWN_MEMBER_ID` ignored), as if stale epochs were accepted.
+    pub no_fencing: bool,
+    /// Dropped records on restart: a coordinator restart loses the last records of the log.
+    pub drop_records_on_restart: bool,
+}
+
+impl BreakIt {
+    /// Whether every switch is off (the normal, correct simulation).
+    pub fn is_off(&self) -> bool {
+        *self == BreakIt::default()
+    }
 }
 
 /// The kind of group a simulation runs.
@@ -82,6 +111,10 @@ pub enum GroupType {
     Streams,
     /// Classic consumers (JoinGroup / SyncGroup / Heartbeat / LeaveGroup).
     Classic,
+    /// KIP-848 consumers (ConsumerGroupHeartbeat; `classic.subscription` and
+    /// `classic.max_poll_interval_ms` apply, the assignor is the broker's
+    /// `group.consumer.assignors`).
+    Consumer,
 }
 
 /// The consumer configs of every simulated classic consumer (Kafka's consumer config names).
@@ -464,7 +497,7 @@ pub struct ClassicGroupView {
 }
 
 /// How many partitions nobody owned from `at_ms` on (one sample per change): the
-/// stop-the-world chart of classic groups.
+/// stop-the-world chart (streams groups count active tasks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnershipSample {
     /// Simulated time of the change.
@@ -473,6 +506,9 @@ pub struct OwnershipSample {
     pub partitions: u32,
     /// Subscribed partitions no running consumer owns.
     pub owned_by_nobody: u32,
+    /// Partitions that went to a different consumer than their last one, since the start.
+    #[serde(default)]
+    pub moved: u32,
 }
 
 /// The group as the explorer shows it.

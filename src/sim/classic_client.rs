@@ -17,7 +17,7 @@
 //!   ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID → reset and rejoin; FENCED_INSTANCE_ID → stop.
 //! * Close: a dynamic member sends LeaveGroup, a static member just stops (Kafka's default).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::assignor::client::protocol::{
     decode_assignment, decode_subscription, encode_assignment,

@@ -1,7 +1,7 @@
 //! A simulated Kafka Streams member (one stream thread's consumer): what it owns, what it last
 //! reported, and how it reacts to heartbeat responses (client-side reconciliation).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::error::ErrorCode;
 use crate::protocol::{

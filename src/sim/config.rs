@@ -1,7 +1,7 @@
 //! Scenario configs: Kafka broker keys (spec §7) applied onto [`CoordinatorConfig::default`],
 //! plus a few `sim.*` keys that shape the simulated clients.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::config::CoordinatorConfig;
 

@@ -1,6 +1,6 @@
 //! The event loop: simulated time, network, clients and the coordinator.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
@@ -14,7 +14,7 @@ use crate::protocol::{
 };
 use crate::records::{self, Record};
 use crate::topology::{MetadataImage, StreamsTopology, configure_topics};
-use crate::types::{Millis, TaskId};
+use crate::types::{Millis, TaskId, TaskSet};
 
 use super::api::*;
 use super::client::{ClientStatus, InFlight, Reaction, SimMember};
@@ -25,8 +25,11 @@ use super::{SimError, invariants};
 use crate::util::sort;
 
 mod classic;
+mod consumer;
 
+use super::consumer_client::Kip848Consumers;
 use classic::{ClassicEv, ClassicWorld};
+use consumer::ConsumerEv;
 
 /// How many message log entries are kept.
 pub const MESSAGE_LOG_CAPACITY: usize = 5000;
@@ -76,6 +79,8 @@ enum Ev {
     },
     /// Classic consumers' events.
     Classic(ClassicEv),
+    /// KIP-848 consumers' events.
+    Consumer(ConsumerEv),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +91,9 @@ struct SimProcess {
     threads: Vec<String>,
     incarnations: Vec<u32>,
 }
+
+/// How many records a restart loses with [`BreakIt::drop_records_on_restart`].
+const DROPPED_ON_RESTART: usize = 4;
 
 /// A deterministic simulation of Kafka Streams members against the coordinator.
 pub struct Simulation {
@@ -109,6 +117,8 @@ pub struct Simulation {
     members: BTreeMap<String, SimMember>,
     /// Classic consumers (classic groups only).
     classic: ClassicWorld,
+    /// KIP-848 consumers (consumer groups only).
+    kip848: Kip848Consumers,
     queue: BTreeMap<(i64, u64), Ev>,
     queue_seq: u64,
     msg_log: Vec<MessageLogEntry>,
@@ -123,8 +133,14 @@ pub struct Simulation {
     last_state: String,
     failing: BTreeMap<String, String>,
     unexpected_errors: Vec<String>,
-    /// Classic groups: partitions owned by nobody, one sample per change.
+    /// Partitions (streams: active tasks) owned by nobody, one sample per change.
     ownership: Vec<OwnershipSample>,
+    /// The partitions (streams: active tasks) the ownership samples count, computed once per
+    /// metadata change.
+    ownership_universe: Option<Vec<(String, i32)>>,
+    /// The last running owner of each partition that ever had one (to count moves).
+    last_owner: Vec<((String, i32), String)>,
+    moved: u32,
     out: Vec<SimEvent>,
 }
 
@@ -188,6 +204,7 @@ impl Simulation {
             processes: BTreeMap::new(),
             members: BTreeMap::new(),
             classic: ClassicWorld::default(),
+            kip848: Kip848Consumers::default(),
             queue: BTreeMap::new(),
             queue_seq: 0,
             msg_log: Vec::new(),
@@ -201,6 +218,9 @@ impl Simulation {
             failing: BTreeMap::new(),
             unexpected_errors: Vec::new(),
             ownership: Vec::new(),
+            ownership_universe: None,
+            last_owner: Vec::new(),
+            moved: 0,
             out: Vec::new(),
             spec,
         };
@@ -372,6 +392,7 @@ impl Simulation {
             ));
         }
         self.classic.hash_into(&mut s);
+        self.kip848_hash_into(&mut s);
         s.push_str(&format!(
             "|q={}|msgs={}|recs={}",
             self.queue.len(),
@@ -446,7 +467,10 @@ impl Simulation {
 
     /// Current member id of a thread alias `<process>-t<i>` or a member id.
     pub fn resolve_member(&self, name: &str) -> Option<String> {
-        if self.members.contains_key(name) || self.classic.consumers.contains_key(name) {
+        if self.members.contains_key(name)
+            || self.classic.consumers.contains_key(name)
+            || self.kip848.get(name).is_some()
+        {
             return Some(name.to_string());
         }
         let (p, t) = name.rsplit_once("-t")?;
@@ -524,6 +548,9 @@ impl Simulation {
         if self.is_classic() {
             return self.classic_state();
         }
+        if self.is_consumer() {
+            return self.consumer_state();
+        }
         let req = StreamsGroupDescribeRequest {
             group_ids: vec![self.spec.group_id.clone()],
             ..Default::default()
@@ -572,9 +599,11 @@ impl Simulation {
     }
 
     fn after_event(&mut self) {
+        self.sample_ownership();
         let state = if self.is_classic() {
-            self.sample_ownership();
             self.classic_state()
+        } else if self.is_consumer() {
+            self.consumer_state()
         } else {
             self.view.state().to_string()
         };
@@ -597,6 +626,78 @@ impl Simulation {
                 });
                 self.failing.insert(r.name, r.detail);
             }
+        }
+    }
+
+    /// Who runs each partition now (streams: each active task), running clients only.
+    fn current_owners(&self) -> Vec<((String, i32), &str)> {
+        let mut out = Vec::new();
+        for c in self.classic.consumers.values().filter(|c| c.is_alive()) {
+            out.extend(c.owned.iter().map(|tp| (tp.clone(), c.name.as_str())));
+        }
+        for c in self.kip848.values().filter(|c| c.is_alive()) {
+            out.extend(c.owned.iter().map(|tp| (tp.clone(), c.name.as_str())));
+        }
+        for m in self.members.values().filter(|m| m.is_alive()) {
+            for (sub, parts) in m.owned.active.subtopologies() {
+                out.extend(
+                    parts
+                        .iter()
+                        .map(|p| ((sub.to_string(), *p), m.member_id.as_str())),
+                );
+            }
+        }
+        out
+    }
+
+    /// Records a new ownership sample when the number of orphan partitions or moves changed.
+    fn sample_ownership(&mut self) {
+        if self.ownership_universe.is_none() {
+            self.ownership_universe = Some(if self.spec.group_type == GroupType::Streams {
+                self.all_tasks()
+                    .into_iter()
+                    .map(|t| (t.subtopology, t.partition))
+                    .collect()
+            } else {
+                self.classic_partitions()
+            });
+        }
+        // Sorted vectors and binary search: cheap at hundreds of tasks, and no new map type in
+        // the wasm module.
+        let mut owners: Vec<((String, i32), String)> = self
+            .current_owners()
+            .into_iter()
+            .map(|(tp, o)| (tp, o.to_string()))
+            .collect();
+        owners.sort();
+        for (tp, o) in &owners {
+            match self.last_owner.binary_search_by(|(k, _)| k.cmp(tp)) {
+                Ok(i) if self.last_owner[i].1 != *o => {
+                    self.moved += 1;
+                    self.last_owner[i].1 = o.clone();
+                }
+                Ok(_) => {}
+                Err(i) => self.last_owner.insert(i, (tp.clone(), o.clone())),
+            }
+        }
+        let all = self.ownership_universe.as_deref().unwrap_or_default();
+        let nobody = all
+            .iter()
+            .filter(|tp| owners.binary_search_by(|(k, _)| k.cmp(tp)).is_err())
+            .count() as u32;
+        let sample = OwnershipSample {
+            at_ms: self.now,
+            partitions: all.len() as u32,
+            owned_by_nobody: nobody,
+            moved: self.moved,
+        };
+        match self.ownership.last_mut() {
+            Some(last)
+                if last.partitions == sample.partitions
+                    && last.owned_by_nobody == sample.owned_by_nobody
+                    && last.moved == sample.moved => {}
+            Some(last) if last.at_ms == sample.at_ms => *last = sample,
+            _ => self.ownership.push(sample),
         }
     }
 
@@ -669,6 +770,7 @@ impl Simulation {
     }
 
     fn set_metadata(&mut self) {
+        self.ownership_universe = None;
         let image = MetadataImage {
             topics: self.topics.clone(),
         };
@@ -718,7 +820,7 @@ impl Simulation {
                 let Some(m) = self.members.get_mut(&member) else {
                     return;
                 };
-                if m.expiry_gen == generation && m.is_alive() {
+                if m.expiry_gen == generation && m.is_alive() && !self.spec.break_it.no_fencing {
                     // No successful heartbeat for a session: the client considers itself fenced,
                     // abandons its tasks (as a fenced Kafka Streams producer would) and rejoins.
                     m.drop_all_and_rejoin();
@@ -731,6 +833,7 @@ impl Simulation {
                 self.new_incarnation(&process_id, thread);
             }
             Ev::Classic(e) => self.handle_classic(e),
+            Ev::Consumer(e) => self.handle_consumer(e),
             Ev::RollingRestart { member } => {
                 let Some(m) = self.members.get(&member) else {
                     return;
@@ -982,6 +1085,10 @@ impl Simulation {
                 .map(|s| format!("{}: {}", status_code::name(s.status_code), s.status_detail))
                 .collect();
         }
+        let mut response = response;
+        if response.active_tasks.is_some() && !self.spec.break_it.is_off() {
+            self.break_assignment(member, &mut response);
+        }
         let (hex, decoded, codec_err) = wire::response_roundtrip(&response);
         if let Some(e) = &codec_err {
             self.unexpected_errors
@@ -1066,7 +1173,20 @@ impl Simulation {
         if !m.is_alive() {
             return;
         }
-        let reaction = m.on_response(&resp, &inf);
+        let fenced = matches!(
+            ErrorCode(resp.error_code),
+            ErrorCode::FENCED_MEMBER_EPOCH | ErrorCode::UNKNOWN_MEMBER_ID
+        );
+        let reaction = if fenced && self.spec.break_it.no_fencing {
+            // Break it: the fence is ignored, the member keeps its tasks and epoch.
+            m.last_error = Some(format!(
+                "{} ignored (no fencing)",
+                ErrorCode(resp.error_code).name()
+            ));
+            Reaction::HeartbeatIn(m.heartbeat_interval_ms)
+        } else {
+            m.on_response(&resp, &inf)
+        };
         if resp.error_code == 0 {
             m.expiry_gen += 1;
             let generation = m.expiry_gen;
@@ -1176,6 +1296,10 @@ impl Simulation {
             self.new_classic_incarnation(process_id, thread);
             return;
         }
+        if self.is_consumer() {
+            self.new_kip848_incarnation(process_id, thread);
+            return;
+        }
         let hb = self.config.for_group(&self.spec.group_id);
         let Some(p) = self.processes.get_mut(process_id) else {
             return;
@@ -1228,6 +1352,9 @@ impl Simulation {
 
     fn apply_inner(&mut self, action: Action) -> Result<(), SimError> {
         if self.is_classic() && self.apply_classic(&action)? {
+            return Ok(());
+        }
+        if self.is_consumer() && self.apply_consumer(&action)? {
             return Ok(());
         }
         match action {
@@ -1413,6 +1540,34 @@ impl Simulation {
         Ok(())
     }
 
+    /// Break it: what a buggy assignor (`double_assign`) or a coordinator that skips revocation
+    /// (`skip_revocation`) would answer to `member` instead of the correct task lists.
+    fn break_assignment(&self, member: &str, response: &mut StreamsGroupHeartbeatResponse) {
+        let b = self.spec.break_it;
+        let Some(ids) = &response.active_tasks else {
+            return;
+        };
+        let mut active = TaskSet::from_task_ids(ids);
+        if b.skip_revocation
+            && let Some(t) = self.view.targets.get(member)
+        {
+            active = active.union(&t.active);
+        }
+        if b.double_assign {
+            let other = self
+                .view
+                .targets
+                .iter()
+                .filter(|(id, _)| id.as_str() != member)
+                .flat_map(|(_, t)| t.active.iter())
+                .find(|t| !active.contains_task(t));
+            if let Some(t) = other {
+                active.insert(&t.subtopology, t.partition);
+            }
+        }
+        response.active_tasks = Some(active.to_task_ids());
+    }
+
     fn push_config(&mut self) {
         self.coord.set_config(self.config.clone());
         self.shadow.set_config(self.config.clone());
@@ -1428,7 +1583,11 @@ impl Simulation {
             records::codec::decode_batch(&bytes)
                 .map_err(|e| SimError::Replay(format!("{what} does not decode: {e}")))
         };
-        let history: Vec<Record> = self.record_log.iter().map(|r| r.record.clone()).collect();
+        let mut history: Vec<Record> = self.record_log.iter().map(|r| r.record.clone()).collect();
+        if self.spec.break_it.drop_records_on_restart {
+            // Break it: the log's unflushed tail (its last records) is lost.
+            history.truncate(history.len().saturating_sub(DROPPED_ON_RESTART));
+        }
         let log = stored(&history, "record log")?;
         let snapshot = stored(&records::compact(&log), "compacted snapshot")?;
         let mut c = Coordinator::new(self.config.clone());

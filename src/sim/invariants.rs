@@ -1,6 +1,6 @@
 //! Safety invariants checked after every simulation event. The names show in the explorer.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use crate::records::MemberState;
 use crate::types::TaskSet;
@@ -38,6 +38,17 @@ pub const CLASSIC_PARTITION_SINGLE_OWNER: &str = "classic-partition-single-owner
 /// generations in the group's records never go down, and the live generation is never below
 /// the last one written.
 pub const CLASSIC_GENERATION_MONOTONIC: &str = "classic-generation-monotonic";
+
+/// Consumer groups (KIP-848): no partition is consumed by two running consumers at the same
+/// member epoch (revoke before assign; a zombie cut off from the coordinator keeps an older
+/// epoch until it is fenced).
+pub const CONSUMER_PARTITION_SINGLE_OWNER: &str = "consumer-partition-single-owner";
+/// Consumer groups, coordinator side: no partition is assigned to, or pending revocation from,
+/// two members at once (docs/consumer-protocol.md §K4).
+pub const CONSUMER_ASSIGNED_SINGLE_OWNER: &str = "consumer-assigned-single-owner";
+/// Consumer groups: member epochs and the assignment epoch are at most the group epoch, and no
+/// consumer is handed a lower epoch than one it had (but 0 on a rejoin).
+pub const CONSUMER_EPOCHS: &str = "consumer-epochs";
 
 /// Every invariant name, in display order.
 pub const ALL: &[&str] = &[
@@ -113,10 +124,80 @@ fn check_classic(sim: &Simulation) -> Vec<InvariantResult> {
     out
 }
 
+/// The cheap invariants of a consumer group (everything but replay-equals-live).
+fn check_consumer(sim: &Simulation) -> Vec<InvariantResult> {
+    let g = sim.coordinator().consumer_group(&sim.spec().group_id);
+    let mut owners: BTreeMap<(&str, i32), (&str, i32)> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for c in sim.kip848_consumers().filter(|c| c.is_alive()) {
+        for (t, p) in &c.owned {
+            if let Some((other, epoch)) = owners.insert((t, *p), (&c.name, c.epoch))
+                && epoch == c.epoch
+            {
+                problems.push(format!(
+                    "{t}-{p} consumed by {other} and {} at epoch {epoch}",
+                    c.name
+                ));
+            }
+        }
+    }
+    let mut out = vec![result(
+        CONSUMER_PARTITION_SINGLE_OWNER,
+        problems,
+        format!("{} partitions consumed", owners.len()),
+    )];
+    let mut assigned: BTreeMap<(String, i32), &str> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut epochs = Vec::new();
+    for c in sim.kip848_consumers() {
+        epochs.extend(c.epoch_regressions.iter().cloned());
+    }
+    if let Some(g) = g {
+        for (id, m) in &g.members {
+            let both = m.assigned.iter().chain(m.pending_revocation.iter());
+            for (t, parts) in both {
+                for p in parts.keys() {
+                    if let Some(other) = assigned.insert((t.to_string(), *p), id)
+                        && other != id
+                    {
+                        problems.push(format!("{t}-{p} held by {other} and {id}"));
+                    }
+                }
+            }
+            if m.member_epoch > g.group_epoch {
+                epochs.push(format!(
+                    "{id} epoch {} > group epoch {}",
+                    m.member_epoch, g.group_epoch
+                ));
+            }
+        }
+        if g.assignment_epoch > g.group_epoch {
+            epochs.push(format!(
+                "assignment epoch {} > group epoch {}",
+                g.assignment_epoch, g.group_epoch
+            ));
+        }
+    }
+    out.push(result(
+        CONSUMER_ASSIGNED_SINGLE_OWNER,
+        problems,
+        format!("{} partitions assigned, one owner each", assigned.len()),
+    ));
+    out.push(result(
+        CONSUMER_EPOCHS,
+        epochs,
+        format!("group epoch {}", g.map_or(0, |g| g.group_epoch)),
+    ));
+    out
+}
+
 /// The cheap invariants (everything but replay-equals-live).
 pub(crate) fn check(sim: &Simulation) -> Vec<InvariantResult> {
     if sim.spec().group_type == super::api::GroupType::Classic {
         return check_classic(sim);
+    }
+    if sim.spec().group_type == super::api::GroupType::Consumer {
+        return check_consumer(sim);
     }
     let view = sim.view();
     let mut out = Vec::with_capacity(ALL.len());

@@ -68,12 +68,35 @@
 //! by two consumers of the same generation), `classic-generation-monotonic` (per member and
 //! group), and `replay-equals-live` as for streams.
 
+//! # KIP-848 consumer groups
+//!
+//! With [`ScenarioSpec::group_type`] = [`GroupType::Consumer`] the members are KIP-848
+//! consumers (`sim/consumer_client.rs`, the engine side in `sim/engine/consumer.rs`): a
+//! ConsumerGroupHeartbeat v1 loop as the Java `AsyncKafkaConsumer` runs it — join with epoch 0
+//! and the subscription (`classic.subscription`) and rebalance timeout
+//! (`classic.max_poll_interval_ms`), heartbeat at the interval the response gives, reconcile an
+//! assignment by revoking first, then assigning, then acknowledging at once; fenced / unknown
+//! member → lose everything and rejoin; leave with -1 (static members -2); a stalled poll loop
+//! delays the reconciliation and, past `max.poll.interval.ms`, leaves and later rejoins. The
+//! server-side assignor is the broker's `group.consumer.assignors` (preset `consumer-uniform`).
+//! Requests are logged as JSON (no wire bytes yet). Invariants:
+//! `consumer-partition-single-owner` (no partition consumed by two running consumers at the
+//! same member epoch), `consumer-assigned-single-owner` (coordinator side),
+//! `consumer-epochs`, and `replay-equals-live`. [`Simulation::ownership_history`] covers every
+//! group type (streams: active tasks) and counts partitions moved.
+
 mod api;
+#[cfg(test)]
+mod break_tests;
 mod classic_client;
 #[cfg(test)]
 mod classic_tests;
 mod client;
 mod config;
+mod consumer_client;
+mod consumer_snapshot;
+#[cfg(test)]
+mod consumer_tests;
 mod engine;
 mod invariants;
 mod presets;
@@ -87,8 +110,9 @@ pub use config::SimKnobs;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
 pub use random::{
-    SeedFailure, SeedReport, random_classic_scenario, random_scenario, repro_classic_command,
-    repro_command, run_classic_seed, run_seed, run_seeds, run_seeds_with,
+    SeedFailure, SeedReport, random_classic_scenario, random_consumer_scenario, random_scenario,
+    repro_classic_command, repro_command, repro_consumer_command, run_classic_seed,
+    run_consumer_seed, run_seed, run_seeds, run_seeds_with,
 };
 
 /// Why a simulation could not be built or an action not applied.

@@ -1,7 +1,7 @@
 //! Named preset scenarios for the explorer, as data: a spec and the actions to apply at their
 //! times. Members are named by thread alias `<process>-t<i>` (the current incarnation).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::protocol::{Subtopology, TopicInfo, Topology};
 
@@ -89,6 +89,7 @@ fn spec(
         auto_create_internal_topics: true,
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
+        break_it: BreakIt::default(),
     }
 }
 
@@ -211,11 +212,53 @@ fn classic_presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
     ]
 }
 
+/// The KIP-848 preset: the classic presets' joins and crash, then a slow consumer while a
+/// fourth joins, with the coordinator's `uniform` assignor.
+fn consumer_presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
+    let mut s = classic(
+        "consumer-uniform",
+        "KIP-848 consumers (ConsumerGroupHeartbeat) with the coordinator's `uniform` assignor: \
+         c2 and c3 join, c2 crashes, then c1's poll loop stalls while c4 joins. No JoinGroup \
+         barrier: each member revokes what moves and acknowledges in its next heartbeat; only \
+         the partitions c1 must give up wait for it.",
+        14,
+        &[("orders", 6)],
+        &["range"],
+        vec![process("c1", 1, false, None)],
+    );
+    s.group_type = GroupType::Consumer;
+    s.configs.insert(
+        "group.consumer.assignors".to_string(),
+        "uniform,range".to_string(),
+    );
+    let actions = vec![
+        join(15_000, "c2", false),
+        join(30_000, "c3", false),
+        at(
+            50_000,
+            Action::CrashMember {
+                member: "c2-t0".to_string(),
+            },
+        ),
+        at(
+            110_000,
+            Action::StallMember {
+                member: "c1-t0".to_string(),
+                ms: 15_000,
+            },
+        ),
+        join(111_000, "c4", false),
+    ];
+    vec![(s, actions)]
+}
+
 /// The explorer's preset scenarios: streams presets, then the classic ones
-/// (`classic-eager-range`, `classic-cooperative-sticky`, `classic-static-membership`).
+/// (`classic-eager-range`, `classic-cooperative-sticky`, `classic-static-membership`), then the
+/// KIP-848 one (`consumer-uniform`).
 pub fn presets() -> Vec<(ScenarioSpec, Vec<TimedAction>)> {
     let mut all = streams_presets();
     all.extend(classic_presets());
+    all.extend(consumer_presets());
     all
 }
 

@@ -12,7 +12,7 @@
 //! record log must reproduce the coordinator's state hash, and (every 10th seed) rebuilding the
 //! run from seed + actions must reproduce the simulation's state hash.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
@@ -188,6 +188,7 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         auto_create_internal_topics: true,
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
+        break_it: BreakIt::default(),
     }
 }
 
@@ -195,6 +196,14 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
 /// member stuck revoking within its rebalance timeout, a fresh group waits for the initial
 /// rebalance delay; 20 heartbeat intervals cover the rejoins and the reconciliation rounds.
 pub fn liveness_bound_ms(sim: &Simulation) -> i64 {
+    if sim.spec().group_type == GroupType::Consumer {
+        // A crashed member is removed within a session timeout, a member that does not revoke
+        // within its rebalance timeout (a stall) is fenced; 20 heartbeats cover the rejoins.
+        let c = &sim.config().consumer;
+        return c.session_timeout_ms as i64
+            + 2 * sim.spec().classic.max_poll_interval_ms as i64
+            + 20 * c.heartbeat_interval_ms as i64;
+    }
     if sim.spec().group_type == GroupType::Classic {
         // A crashed member is removed within a session timeout; a rebalance waits at most the
         // rebalance timeout for the join and again for the syncs, a new group the initial delay;
@@ -219,6 +228,9 @@ impl Simulation {
     pub fn convergence(&self) -> Result<(), String> {
         if self.spec().group_type == GroupType::Classic {
             return self.classic_convergence();
+        }
+        if self.spec().group_type == GroupType::Consumer {
+            return self.consumer_convergence();
         }
         let view = self.view();
         let state = view.state();
@@ -270,6 +282,13 @@ impl Simulation {
 }
 
 fn alive_members(sim: &Simulation) -> Vec<String> {
+    if sim.spec().group_type == GroupType::Consumer {
+        return sim
+            .kip848_consumers()
+            .filter(|c| c.is_alive())
+            .map(|c| c.name.clone())
+            .collect();
+    }
     if sim.spec().group_type == GroupType::Classic {
         return sim
             .consumers()
@@ -336,7 +355,7 @@ impl Runner {
     }
 
     fn random_fault(&mut self) -> Result<(), SeedFailure> {
-        if self.sim.spec().group_type == GroupType::Classic {
+        if self.sim.spec().group_type != GroupType::Streams {
             return self.random_classic_fault();
         }
         let alive = alive_members(&self.sim);
@@ -552,7 +571,12 @@ fn run_spec(seed: u64, spec: ScenarioSpec) -> Result<SeedReport, SeedFailure> {
             .sim
             .resolve_member(&format!("{p}-t0"))
             .unwrap_or_default();
-        let status = if run.sim.spec().group_type == GroupType::Classic {
+        let status = if run.sim.spec().group_type == GroupType::Consumer {
+            run.sim
+                .kip848_consumers()
+                .find(|c| c.name == m)
+                .map(|c| c.status_name())
+        } else if run.sim.spec().group_type == GroupType::Classic {
             run.sim
                 .consumers()
                 .find(|c| c.name == m)
@@ -571,7 +595,9 @@ fn run_spec(seed: u64, spec: ScenarioSpec) -> Result<SeedReport, SeedFailure> {
     }
     let quiet_from = run.sim.now();
     let bound = liveness_bound_ms(&run.sim);
-    let hb = if run.sim.spec().group_type == GroupType::Classic {
+    let hb = if run.sim.spec().group_type == GroupType::Consumer {
+        run.sim.config().consumer.heartbeat_interval_ms as i64
+    } else if run.sim.spec().group_type == GroupType::Classic {
         run.sim.spec().classic.heartbeat_interval_ms as i64
     } else {
         run.sim
@@ -723,10 +749,120 @@ pub fn random_classic_scenario(seed: u64) -> ScenarioSpec {
             heartbeat_interval_ms: 1_000,
             max_poll_interval_ms: r.range(5_000, 15_000) as i32,
         },
+        break_it: BreakIt::default(),
     }
 }
 
+/// A random KIP-848 consumer group: the shapes of [`random_classic_scenario`], the server-side
+/// assignor `uniform` or `range`, short timeouts so a seed stays cheap.
+pub fn random_consumer_scenario(seed: u64) -> ScenarioSpec {
+    let mut s = random_classic_scenario(seed ^ 0x0848_0848);
+    let mut r = R(Pcg64::seed_from_u64(seed ^ 0x0848_0000_0848_0000));
+    s.name = format!("random-consumer-{seed}");
+    s.description = "random consumer scenario of the simulation test suite".to_string();
+    s.seed = seed;
+    s.group_type = GroupType::Consumer;
+    let assignor = if r.chance(1, 2) { "uniform" } else { "range" };
+    s.configs.insert(
+        "group.consumer.assignors".to_string(),
+        format!(
+            "{assignor},{}",
+            if assignor == "range" {
+                "uniform"
+            } else {
+                "range"
+            }
+        ),
+    );
+    s.configs.insert(
+        "group.consumer.session.timeout.ms".to_string(),
+        "10000".to_string(),
+    );
+    s.configs.insert(
+        "group.consumer.min.session.timeout.ms".to_string(),
+        "1000".to_string(),
+    );
+    s.configs.insert(
+        "group.consumer.heartbeat.interval.ms".to_string(),
+        "1000".to_string(),
+    );
+    s.configs.insert(
+        "group.consumer.min.heartbeat.interval.ms".to_string(),
+        "1000".to_string(),
+    );
+    s
+}
+
+/// Run one random consumer-group seed (see [`run_seed`]).
+pub fn run_consumer_seed(seed: u64) -> Result<SeedReport, SeedFailure> {
+    run_spec(seed, random_consumer_scenario(seed)).map_err(|mut f| {
+        f.repro = repro_consumer_command(seed);
+        f
+    })
+}
+
+/// The repro command of a consumer seed.
+pub fn repro_consumer_command(seed: u64) -> String {
+    format!(
+        "GROUPCOORD_CONSUMER_SEED={seed} cargo test --test simulation -- --exact consumer_seed_repro --nocapture"
+    )
+}
+
 impl Simulation {
+    /// Consumer-group liveness: the group is Stable, every running consumer is a member at the
+    /// group epoch consuming exactly its target, every subscribed partition has one consumer,
+    /// nothing is bouncing or stalled.
+    fn consumer_convergence(&self) -> Result<(), String> {
+        let g = self
+            .coordinator()
+            .consumer_group(&self.spec().group_id)
+            .ok_or("no group")?;
+        if g.state().name() != "Stable" {
+            return Err(format!("group is {}", g.state().name()));
+        }
+        let mut owners: BTreeMap<&(String, i32), &str> = BTreeMap::new();
+        let mut alive = 0;
+        for c in self.kip848_consumers() {
+            if c.status_name() == "bouncing" {
+                return Err(format!("{} is bouncing", c.name));
+            }
+            if !c.is_alive() {
+                continue;
+            }
+            alive += 1;
+            if c.stalled(self.now()) || c.left_on_poll_timeout {
+                return Err(format!("{} is stalled", c.name));
+            }
+            if !g.members.contains_key(&c.name) || c.epoch != g.group_epoch {
+                return Err(format!(
+                    "{} is at epoch {}, not {}",
+                    c.name, c.epoch, g.group_epoch
+                ));
+            }
+            for tp in &c.owned {
+                if let Some(o) = owners.insert(tp, &c.name) {
+                    return Err(format!("{}-{} owned by {o} and {}", tp.0, tp.1, c.name));
+                }
+            }
+        }
+        if alive != g.members.len() {
+            return Err(format!(
+                "{} members but {alive} running consumers",
+                g.members.len()
+            ));
+        }
+        let missing: Vec<String> = self
+            .classic_partitions()
+            .iter()
+            .filter(|tp| !owners.contains_key(tp))
+            .map(|(t, p)| format!("{t}-{p}"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!("partitions owned by nobody: {missing:?}"));
+        }
+        Ok(())
+    }
+
     /// Classic liveness: the group is Stable, every running consumer is a member of the current
     /// generation with its assignment and nothing to do, every subscribed partition has exactly
     /// one owner, and no consumer is bouncing or stalled.
@@ -786,23 +922,32 @@ impl Runner {
     fn random_classic_fault(&mut self) -> Result<(), SeedFailure> {
         let alive = alive_members(&self.sim);
         let pick = |r: &mut R, v: &[String]| v[r.below(v.len() as u64) as usize].clone();
-        let consumers: Vec<(String, bool, &'static str, bool)> = self
+        let current = |name: &str, process_id: &str, thread: u32| {
+            self.sim
+                .resolve_member(&format!("{process_id}-t{thread}"))
+                .as_deref()
+                == Some(name)
+        };
+        let mut consumers: Vec<(String, bool, &'static str, bool)> = self
             .sim
             .consumers()
             .map(|c| {
-                let current = self
-                    .sim
-                    .resolve_member(&format!("{}-t{}", c.process_id, c.thread))
-                    .as_deref()
-                    == Some(c.name.as_str());
                 (
                     c.name.clone(),
                     c.instance_id.is_some(),
                     c.status_name(),
-                    current,
+                    current(&c.name, &c.process_id, c.thread),
                 )
             })
             .collect();
+        consumers.extend(self.sim.kip848_consumers().map(|c| {
+            (
+                c.name.clone(),
+                c.instance_id.is_some(),
+                c.status_name(),
+                current(&c.name, &c.process_id, c.thread),
+            )
+        }));
         match self.r.below(14) {
             0 | 1 if alive.len() > 1 => {
                 let m = pick(&mut self.r, &alive);

@@ -1,6 +1,6 @@
 //! The explorer's view of the current state.
 
-use std::collections::BTreeSet;
+use crate::util::map::BTreeSet;
 
 use crate::coordinator::TimerKey;
 use crate::types::{TaskSet, TasksWithEpochs};
@@ -31,10 +31,13 @@ impl Simulation {
         if self.spec().group_type == GroupType::Classic {
             return self.classic_snapshot();
         }
+        if self.spec().group_type == GroupType::Consumer {
+            return self.consumer_snapshot();
+        }
         let view = self.view();
         let cfg = self.config().for_group(&view.group_id);
         let group_id = view.group_id.clone();
-        let clients: std::collections::BTreeMap<&str, _> =
+        let clients: crate::util::map::BTreeMap<&str, _> =
             sort::collect_map(self.clients().map(|m| (m.member_id.as_str(), m)));
         let mut ids: BTreeSet<String> =
             sort::collect_set(view.live_members().map(|(id, _)| id.clone()));

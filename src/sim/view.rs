@@ -3,7 +3,7 @@
 //! state, previous epoch, pending revocations) and lets the invariants read the group without
 //! calling into the coordinator.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::records::{CurrentMemberAssignmentValue, MemberMetadataValue, MemberState, Record};
 use crate::topology::StreamsTopology;

@@ -35,7 +35,7 @@
 //!   existing internal topic is reported first, which copartition member fails first), topics are
 //!   taken in name order.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use xxhash_rust::xxh3::Xxh3Default;
 

@@ -15,7 +15,7 @@
 //! then the decided count), as in Java; for a fixed topic that does not exist yet, that is its
 //! declared count.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::configure::{Decided, Stop, java_list_string, java_map_string, partition_count};
 use super::{MetadataImage, Subtopology};

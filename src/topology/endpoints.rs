@@ -1,7 +1,7 @@
 //! Topic partitions of a task set, for interactive-query endpoint information (spec §3.12, Kafka's
 //! `EndpointToPartitionsManager`).
 
-use std::collections::BTreeSet;
+use crate::util::map::BTreeSet;
 
 use super::{ConfiguredSubtopology, MetadataImage};
 use crate::util::sort;

@@ -11,7 +11,7 @@ mod copartition;
 pub(crate) mod endpoints;
 mod repartition;
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,3 +1,4 @@
 //! Small helpers shared by the core.
 
+pub mod map;
 pub mod sort;

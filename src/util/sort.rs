@@ -11,8 +11,8 @@
 //! `unstable` variants must only be used where equal elements are indistinguishable (distinct
 //! keys, or ties between equal values), so that any correct sort gives the same output.
 
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Stable sort by `cmp` (as `slice::sort_by`).
 #[inline]

@@ -79,7 +79,9 @@ export interface ScenarioSpec {
   classic?: ClassicSpec;
 }
 
-export type GroupType = "streams" | "classic";
+/** `consumer`: KIP-848 consumers (ConsumerGroupHeartbeat); `classic.subscription` and
+ * `classic.max_poll_interval_ms` apply, the assignor is the broker's `group.consumer.assignors`. */
+export type GroupType = "streams" | "classic" | "consumer";
 
 /** Consumer configs of every simulated classic consumer. Every field is optional in inputs. */
 export interface ClassicSpec {
@@ -197,6 +199,8 @@ export interface OwnershipSample {
   at_ms: number;
   partitions: number;
   owned_by_nobody: number;
+  /** Partitions (streams: active tasks) that went to another member than their last one, so far. */
+  moved: number;
 }
 
 /** One member: the coordinator's view and the client's. */

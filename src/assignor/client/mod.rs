@@ -17,7 +17,7 @@
 
 pub mod protocol;
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use crate::assignor::consumer::java_order::string_hash_map_order;
 use crate::assignor::java_compat::cmp_strings;

@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::protocol::*;
 use super::*;

@@ -28,7 +28,7 @@ mod topic_id;
 mod uniform_heterogeneous;
 mod uniform_homogeneous;
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 

@@ -2,8 +2,8 @@
 //! others by member id) take consecutive ranges; the first `partitions % subscribers` get one extra.
 //! Neither sticky nor rack-aware in Kafka 4.4, so only the member sort matters.
 
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 
 use super::java_order::{JavaHashTable, java_string_cmp};
 use super::{

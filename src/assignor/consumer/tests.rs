@@ -1,7 +1,7 @@
 //! Cases from Apache Kafka's own assignor tests (inputs and expected outputs re-stated here), plus
 //! the error paths. The broad comparison with Apache is `tests/consumer_assignor_apache.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::*;
 

@@ -7,8 +7,8 @@
 //! All choices follow total orders (load, then member index in `GroupSpec` order; partitions per
 //! subscriber, subscriber count, then topic id), so only the member order and the topic ids matter.
 
+use crate::util::map::{BTreeMap, BTreeSet};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap;
 

@@ -7,7 +7,7 @@
 //! Java `HashSet` copied from the first member's subscription; a member over quota keeps the first
 //! partitions in its assignment's iteration order; members are visited in `GroupSpec` order.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
 

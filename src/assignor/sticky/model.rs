@@ -4,7 +4,8 @@
 //! order and tasks as `subtopology base + partition`, so every later step works on `Vec`s and
 //! every tie broken by index is a tie broken by id. Nothing here iterates a hash map.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::util::map::BTreeMap;
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::assignor::{GroupSpec, TopologySpec};

@@ -5,7 +5,7 @@
 //! Shrinks to a minimal failing sequence.
 //! (A unit test: it checks the classic group's internal invariants.)
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use crate::config::CoordinatorConfig;
 use crate::coordinator::classic::{ClassicReply, ClassicState, RequestToken};

@@ -6,7 +6,7 @@
 //! records, pending members, who is waiting for a JoinGroup or SyncGroup answer) exists only in
 //! memory, as in Kafka, whose coordinator writes classic records without replaying them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! validates, changes the group, and then either starts a rebalance (`prepare_rebalance`) or
 //! tries to end the join phase (`maybe_complete_join_phase` / `complete_join`).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::group::{ClassicGroup, ClassicMember, ClassicState};
 use super::{ClassicReply, Completed, RequestToken};
@@ -170,7 +170,7 @@ fn validate_member(
 /// Protocols with duplicate names dropped (first wins), as Kafka's keyed collection reads them.
 fn dedup_protocols(protocols: &[JoinProtocol]) -> Vec<JoinProtocol> {
     // A set of names: a peer may send many protocols, so no quadratic scan.
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = crate::util::map::BTreeSet::new();
     protocols
         .iter()
         .filter(|p| seen.insert(p.name.as_str()))

@@ -3,7 +3,7 @@
 //! GROUP_SUBSCRIBED_TO_TOPIC, §C6). Layout: int16 version, then int32 topic count and int16-length
 //! strings; later fields are not needed. Bounded: a count larger than the bytes left fails.
 
-use std::collections::BTreeSet;
+use crate::util::map::BTreeSet;
 
 use crate::wire::Reader;
 

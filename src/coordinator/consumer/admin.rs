@@ -1,7 +1,7 @@
 //! ConsumerGroupDescribe (docs/consumer-protocol.md §K9) and the consumer parts of ListGroups,
 //! DeleteGroups and the offset validation (docs/consumer-protocol.md §K7).
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::group::{ConsumerGroup, ConsumerMember, target_sets};
 use crate::assignor::consumer::TopicId;

@@ -2,7 +2,7 @@
 //! rebuilt from records 3-8 and 16, and the derived indexes (who owns which partition, member
 //! map order).
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 

@@ -17,7 +17,7 @@ mod regex;
 mod replay;
 pub mod target;
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::heartbeat::{JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use super::{Coordinator, Outcome, RequestContext, TimerChange, TimerKey};

@@ -7,7 +7,7 @@
 //! still held by another member waits (UNRELEASED_PARTITIONS). Each partition remembers the epoch
 //! it was assigned at, which fences offset commits of zombies (docs/consumer-protocol.md §K7).
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::group::ConsumerMember;
 use crate::assignor::consumer::TopicId;

@@ -3,7 +3,7 @@
 //! over every member's subscription and current target, in the orders Kafka hands them over, and
 //! the members whose target changed get a record 7.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::group::{ConsumerGroup, ConsumerMember, TargetPartitions, target_sets};
 use crate::assignor::consumer::java_order::{string_hash_map_order, string_hash_set_copy_order};

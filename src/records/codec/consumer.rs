@@ -341,7 +341,7 @@ pub(crate) fn decode_regular_expression(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
+    use crate::util::map::BTreeMap;
 
     use crate::assignor::consumer::TopicId;
     use crate::records::{

@@ -1,6 +1,6 @@
 //! Values of the streams group records 17 and 19-23 (spec §6): version 0, flexible.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::RecordCodecError;
 use crate::records::{

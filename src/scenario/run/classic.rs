@@ -3,7 +3,7 @@
 //! each member's generation, and routes the deferred JoinGroup / SyncGroup answers (§C3) back to
 //! the member that asked.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::{Last, Runner, err, mismatch};
 use crate::coordinator::classic::{ClassicReply, RequestToken};

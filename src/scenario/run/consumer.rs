@@ -3,7 +3,7 @@
 //! otherwise. Partitions are written by topic name, `t:0,1;u:2`; the runner maps names to the
 //! topic ids the coordinator uses.
 
-use std::collections::BTreeMap;
+use crate::util::map::BTreeMap;
 
 use super::{Runner, err, mismatch};
 use crate::assignor::consumer::TopicId;

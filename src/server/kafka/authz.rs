@@ -346,10 +346,29 @@ impl State {
         resp
     }
 
-    /// Fetch: READ per topic.
+    /// Fetch: READ per topic. From v13 topics are named by id: the check is on the name the id
+    /// stands for; an id no topic has is left to the data plane (UNKNOWN_TOPIC_ID, as Kafka).
     pub(super) fn fetch(&self, peer: &Peer, r: &FetchRequest, v: i16) -> FetchResponse {
         use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-        let (allowed, denied) = self.split_topics(peer, Operation::Read, &r.topics, |t| &t.topic);
+        let mut allowed = Vec::new();
+        let mut denied = Vec::new();
+        for t in &r.topics {
+            let name = if v >= 13 {
+                self.topics
+                    .keys()
+                    .find(|n| {
+                        super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(n))
+                            == t.topic_id
+                    })
+                    .map(String::as_str)
+            } else {
+                Some(t.topic.as_str())
+            };
+            match name {
+                Some(n) if !self.topic_allowed(peer, Operation::Read, n) => denied.push(t),
+                _ => allowed.push(t.clone()),
+            }
+        }
         if denied.is_empty() {
             return self.data.fetch(&self.topics, r, v);
         }

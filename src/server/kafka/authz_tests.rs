@@ -1030,6 +1030,35 @@ fn produce_and_fetch_need_write_and_read_per_topic() {
     };
     assert_eq!(code("ok"), Some(0));
     assert_eq!(code("no"), Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED.0));
+
+    // v13+ (the Java consumer 4.x) names topics by id: checked on the name the id stands for.
+    let mut f = FetchRequest::default();
+    for name in ["ok", "no"] {
+        let mut t = fetch_request::FetchTopic::default();
+        t.topic_id = super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(name));
+        t.partitions = vec![fetch_request::FetchPartition::default()];
+        f.topics.push(t);
+    }
+    let ResponseKind::Fetch(r) = kafka_resp(call(
+        &mut st,
+        &peer("app"),
+        ApiKey::Fetch,
+        17,
+        RequestKind::Fetch(f),
+    )) else {
+        panic!()
+    };
+    let code = |name: &str| {
+        r.responses
+            .iter()
+            .find(|t| {
+                t.topic_id
+                    == super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(name))
+            })
+            .map(|t| t.partitions[0].error_code)
+    };
+    assert_eq!(code("ok"), Some(0));
+    assert_eq!(code("no"), Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED.0));
     let mut p = ProduceRequest::default();
     p.acks = 1;
     for name in ["ok", "no"] {

@@ -240,6 +240,19 @@ impl State {
         o.response
     }
 
+    /// Accept an assignment computed off the owner (see `Coordinator::complete_assignment`);
+    /// returns its log entries (none when the group moved on meanwhile).
+    pub fn complete_assignment(
+        &mut self,
+        now: Millis,
+        result: crate::coordinator::AssignmentResult,
+    ) -> Vec<LogEntry> {
+        let mut entries = Vec::new();
+        let o = self.coord.complete_assignment(now, result);
+        self.absorb(o, &mut entries);
+        entries
+    }
+
     /// Fire due timers; returns their log entries.
     pub fn fire_timers(&mut self, now: Millis) -> Vec<LogEntry> {
         let mut entries = Vec::new();

@@ -232,19 +232,29 @@ impl Authenticator {
                 }
             }
             (State::Authenticate { .. }, _) => {
-                // Kafka answers with the request's own error response (ILLEGAL_SASL_STATE); for
-                // a SaslHandshake that is one we can build, others are closed without one.
+                // Kafka answers a request it can parse with that request's own error response
+                // (ILLEGAL_SASL_STATE), then closes; one of a version it does not serve is
+                // closed without an answer. The answer is built here for the two requests a
+                // client sends in this phase (a second SaslHandshake, ApiVersions); any other
+                // is closed without one (docs/deviations.md).
                 let reason = format!(
                     "Unexpected Kafka request of type {} during SASL authentication.",
                     api_name(key)
                 );
-                let reply = (key == 17 && supported)
-                    .then(|| {
+                let illegal = ErrorCode::ILLEGAL_SASL_STATE.0;
+                let reply = match key {
+                    17 if supported => {
                         let mut r = SaslHandshakeResponse::default();
-                        r.error_code = ErrorCode::ILLEGAL_SASL_STATE.0;
+                        r.error_code = illegal;
                         encode(&h, ResponseKind::SaslHandshake(r)).ok()
-                    })
-                    .flatten();
+                    }
+                    18 if supported => {
+                        let mut r = kafka_protocol::messages::ApiVersionsResponse::default();
+                        r.error_code = illegal;
+                        encode(&h, ResponseKind::ApiVersions(r)).ok()
+                    }
+                    _ => None,
+                };
                 self.state = State::Done;
                 Outcome::Fail { reply, reason }
             }
@@ -596,6 +606,146 @@ mod tests {
             a.on_frame(Bytes::from_static(&[0x60, 1])),
             Outcome::Fail { reply: None, .. }
         ));
+    }
+
+    /// The error code of a SaslHandshake or ApiVersions answer.
+    fn error_of(key: i16, version: i16, reply: &Bytes) -> i16 {
+        let (_, body) = wire::split_response(key, version, &reply[4..]).unwrap();
+        match wire::decode_kafka_response(key, version, body).unwrap() {
+            ResponseKind::SaslHandshake(r) => {
+                assert!(r.mechanisms.is_empty(), "{r:?}");
+                r.error_code
+            }
+            ResponseKind::ApiVersions(r) => {
+                assert!(r.api_keys.is_empty(), "{r:?}");
+                r.error_code
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Kafka's `SaslServerAuthenticator`, state by state: before the handshake only ApiVersions
+    /// (once) and SaslHandshake; anything else closes without an answer. After a v1 handshake
+    /// only SaslAuthenticate; another request it can parse gets its own error response with
+    /// ILLEGAL_SASL_STATE (34), then the connection closes.
+    #[test]
+    fn sasl_states_as_kafka_runs_them() {
+        let api_versions = |v: i16| frame(18, v, Req::ApiVersions(ApiVersionsRequest::default()));
+        // A frame as a client of a newer version sends it: the version bytes of the header
+        // changed (the codec has no encoder for versions it does not know).
+        let with_version = |f: Bytes, v: i16| {
+            let mut b = BytesMut::from(&f[..]);
+            b[2..4].copy_from_slice(&v.to_be_bytes());
+            b.freeze()
+        };
+        let expect_closed = |o: Outcome, why: &str| match o {
+            Outcome::Fail {
+                reply: None,
+                reason,
+            } => assert_eq!(reason, why),
+            other => panic!("{other:?}"),
+        };
+        let handshake_phase =
+            "Unexpected Kafka request of type SASL_AUTHENTICATE during SASL handshake.";
+
+        // SaslAuthenticate before SaslHandshake, first or after ApiVersions: closed, no answer.
+        let mut a = auth(&[Mechanism::Plain]);
+        expect_closed(
+            a.on_frame(authenticate(b"\0alice\0alice-secret")),
+            handshake_phase,
+        );
+        let mut a = auth(&[Mechanism::Plain]);
+        assert!(matches!(a.on_frame(api_versions(3)), Outcome::Reply(_)));
+        expect_closed(
+            a.on_frame(authenticate(b"\0alice\0alice-secret")),
+            handshake_phase,
+        );
+
+        // An ApiVersions version not served is answered (UNSUPPORTED_VERSION) and may be retried.
+        let mut a = auth(&[Mechanism::Plain]);
+        assert!(matches!(
+            a.on_frame(with_version(api_versions(3), 99)),
+            Outcome::Reply(_)
+        ));
+        assert!(matches!(a.on_frame(api_versions(3)), Outcome::Reply(_)));
+        assert!(matches!(
+            a.on_frame(handshake("PLAIN", 1)),
+            Outcome::Reply(_)
+        ));
+
+        // A SaslHandshake version not served: closed without an answer.
+        let mut a = auth(&[Mechanism::Plain]);
+        assert!(matches!(
+            a.on_frame(with_version(handshake("PLAIN", 1), 2)),
+            Outcome::Fail { reply: None, .. }
+        ));
+
+        // After a v1 handshake: a second SaslHandshake and ApiVersions get ILLEGAL_SASL_STATE
+        // in their own response, then the connection closes.
+        for (key, version, second) in [(17, 1, handshake("PLAIN", 1)), (18, 3, api_versions(3))] {
+            let mut a = auth(&[Mechanism::Plain]);
+            assert!(matches!(
+                a.on_frame(handshake("PLAIN", 1)),
+                Outcome::Reply(_)
+            ));
+            match a.on_frame(second) {
+                Outcome::Fail {
+                    reply: Some(r),
+                    reason,
+                } => {
+                    assert_eq!(error_of(key, version, &r), ErrorCode::ILLEGAL_SASL_STATE.0);
+                    assert!(reason.ends_with("during SASL authentication."), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+            // Nothing more is read from a failed exchange.
+            assert!(matches!(
+                a.on_frame(authenticate(b"\0alice\0alice-secret")),
+                Outcome::Fail { .. }
+            ));
+        }
+
+        // A SaslAuthenticate version not served during authentication: closed, no answer.
+        let mut a = auth(&[Mechanism::Plain]);
+        a.on_frame(handshake("PLAIN", 1));
+        assert!(matches!(
+            a.on_frame(with_version(authenticate(b"\0alice\0alice-secret"), 9)),
+            Outcome::Fail { reply: None, .. }
+        ));
+
+        // After a v0 handshake the next frame is the mechanism's raw token, whatever it looks
+        // like: a SaslAuthenticate request is not a valid PLAIN token.
+        let mut a = auth(&[Mechanism::Plain]);
+        a.on_frame(handshake("PLAIN", 0));
+        match a.on_frame(authenticate(b"\0alice\0alice-secret")) {
+            Outcome::Fail {
+                reply: None,
+                reason,
+            } => assert!(
+                reason.starts_with("Invalid SASL/PLAIN response"),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+
+        // After authentication, SaslHandshake and SaslAuthenticate are answered with
+        // ILLEGAL_SASL_STATE by the request handler (the connection stays open).
+        let h = Header {
+            api_key: 36,
+            api_version: 2,
+            correlation_id: 1,
+            client_id: None,
+        };
+        match after_authentication(&h) {
+            Some(ResponseKind::SaslAuthenticate(r)) => {
+                assert_eq!(r.error_code, ErrorCode::ILLEGAL_SASL_STATE.0);
+                assert_eq!(
+                    r.error_message.as_deref(),
+                    Some("SaslAuthenticate request received after successful authentication")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

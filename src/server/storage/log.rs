@@ -694,8 +694,8 @@ pub struct Log {
     since_snapshot: u64,
     total_bytes: u64,
     snapshot_threshold: u64,
-    compactor: Compaction,
-    registries: Registries,
+    /// The snapshot being written by a background thread, if any.
+    background: Option<std::thread::JoinHandle<io::Result<(PathBuf, u64)>>>,
     dirty: bool,
     commit: CommitMark,
     _lock: DataDirLock,
@@ -743,10 +743,6 @@ impl Log {
         segments.sort();
         snapshots.sort();
         let mut report = LoadReport::default();
-        let mut compactor = Compaction::default();
-        let mut registries = Registries::default();
-        let mut track =
-            |entry: &LogEntry, compactor: &mut Compaction| registries.track(entry, compactor);
         let base = snapshots.last().copied().unwrap_or(0);
         if let Some(&n) = snapshots.last() {
             let path = dir.join(snapshot_name(n));
@@ -785,7 +781,6 @@ impl Log {
                             offset: pos as u64,
                             reason,
                         })?;
-                        track(&entry, &mut compactor);
                         report.batches += 1;
                         if let LogEntry::Records(rs) = &entry {
                             report.records += rs.len() as u64;
@@ -881,7 +876,6 @@ impl Log {
                             offset: pos as u64,
                             reason,
                         })?;
-                        track(&entry, &mut compactor);
                         report.batches += 1;
                         if let LogEntry::Records(rs) = &entry {
                             report.records += rs.len() as u64;
@@ -969,8 +963,7 @@ impl Log {
                 since_snapshot,
                 total_bytes: report.bytes,
                 snapshot_threshold,
-                compactor,
-                registries,
+                background: None,
                 dirty: false,
                 commit,
                 _lock: lock,
@@ -986,9 +979,6 @@ impl Log {
         let mut buf = Vec::new();
         for e in entries {
             buf.extend_from_slice(&encode_entry(e)?);
-        }
-        for e in entries {
-            self.registries.track(e, &mut self.compactor);
         }
         if buf.is_empty() {
             return Ok(0);
@@ -1021,63 +1011,77 @@ impl Log {
         self.total_bytes
     }
 
-    /// Whether enough was appended since the last snapshot to write a new one.
+    /// Whether enough was appended since the last snapshot to write a new one (and no snapshot
+    /// is being written already).
     pub fn needs_snapshot(&self) -> bool {
-        self.since_snapshot >= self.snapshot_threshold
+        self.since_snapshot >= self.snapshot_threshold && self.background.is_none()
     }
 
-    /// Write a compacted snapshot atomically and start a new segment; older files are removed.
-    /// Call after [`Log::sync`].
+    /// Write a compacted snapshot now, on this thread: roll the segment, then compact everything
+    /// before it ([`Log::roll_for_snapshot`], [`SnapshotJob::run`]). Waits for a snapshot
+    /// running in the background first.
     pub fn snapshot(&mut self) -> io::Result<PathBuf> {
+        if let Some(r) = self.finish_background(true) {
+            r?;
+        }
+        let job = self.roll_for_snapshot()?;
+        let (path, bytes) = job.run()?;
+        self.total_bytes = bytes + self.segment_bytes;
+        Ok(path)
+    }
+
+    /// Start a snapshot without waiting for it: the segment is rolled here (one file created,
+    /// the directory and the commit mark synced), the compaction of everything before it runs on
+    /// a thread of its own, reading only files that no longer change. Appends go on meanwhile.
+    /// `false` if a snapshot is already being written.
+    pub fn snapshot_in_background(&mut self) -> io::Result<bool> {
+        if self.background.is_some() {
+            return Ok(false);
+        }
+        let job = self.roll_for_snapshot()?;
+        let thread = std::thread::Builder::new()
+            .name("groupcoord-snapshot".into())
+            .spawn(move || job.run())?;
+        self.background = Some(thread);
+        Ok(true)
+    }
+
+    /// The result of the background snapshot once it finished (`wait`: block until it does);
+    /// `None` when none is running (or, without `wait`, it is still running).
+    pub fn finish_background(&mut self, wait: bool) -> Option<io::Result<PathBuf>> {
+        let done = self.background.as_ref()?.is_finished();
+        if !done && !wait {
+            return None;
+        }
+        let thread = self.background.take()?;
+        let r = thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the snapshot thread panicked")));
+        Some(r.map(|(path, bytes)| {
+            // Only the current segment was written since the roll.
+            self.total_bytes = bytes + self.segment_bytes;
+            path
+        }))
+    }
+
+    /// Start a new segment for a snapshot and return the job that compacts everything before
+    /// it. The files the job reads never change again; until it has renamed its snapshot into
+    /// place, a load replays them as before, so a crash at any point loses nothing.
+    pub fn roll_for_snapshot(&mut self) -> io::Result<SnapshotJob> {
         self.sync()?;
         let n = self.segment_no + 1;
-        let tmp = self.dir.join(format!("{}.tmp", snapshot_name(n)));
-        let fin = self.dir.join(snapshot_name(n));
-        let mut bytes = 0u64;
-        let mut crc = 0u32;
-        {
-            let mut f = io::BufWriter::new(File::create(&tmp)?);
-            for entry in self.registries.entries() {
-                let b = encode_entry(&entry)?;
-                bytes += b.len() as u64;
-                crc = crc32c::crc32c_append(crc, &b);
-                f.write_all(&b)?;
-            }
-            for chunk in self.compactor.records().chunks(1000) {
-                let b = encode_entry(&LogEntry::Records(chunk.to_vec()))?;
-                bytes += b.len() as u64;
-                crc = crc32c::crc32c_append(crc, &b);
-                f.write_all(&b)?;
-            }
-            let t = snapshot_trailer(bytes, crc);
-            bytes += t.len() as u64;
-            f.write_all(&t)?;
-            let f = f.into_inner().map_err(|e| e.into_error())?;
-            f.sync_all()?;
-        }
-        fs::rename(&tmp, &fin)?;
-        fsync_dir(&self.dir)?;
         let path = self.dir.join(segment_name(n));
-        self.file = OpenOptions::new().create(true).append(true).open(&path)?;
+        let file = OpenOptions::new().create(true).append(true).open(&path)?;
         fsync_dir(&self.dir)?;
         self.commit.store(Mark { segment: n, end: 0 })?;
-        let old_segment = self.segment_no;
+        self.file = file;
         self.segment_no = n;
         self.segment_bytes = 0;
         self.since_snapshot = 0;
-        self.total_bytes = bytes;
-        // Everything before `n` is covered by the snapshot.
-        for e in fs::read_dir(&self.dir)?.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let old = parse_numbered(&name, "segment-", ".log")
-                .map(|m| m <= old_segment)
-                .or_else(|| parse_numbered(&name, "snapshot-", ".snap").map(|m| m < n))
-                .unwrap_or(false);
-            if old {
-                fs::remove_file(e.path())?;
-            }
-        }
-        Ok(fin)
+        Ok(SnapshotJob {
+            dir: self.dir.clone(),
+            n,
+        })
     }
 
     /// Read a whole file (for tests and tools).
@@ -1090,6 +1094,109 @@ impl Log {
     /// The segment appends go to.
     pub fn current_segment(&self) -> PathBuf {
         self.dir.join(segment_name(self.segment_no))
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        // A snapshot still being written finishes before the data directory is unlocked.
+        if let Some(Err(e)) = self.finish_background(true) {
+            tracing::error!("background snapshot failed: {e}");
+        }
+    }
+}
+
+/// A snapshot to write: the compaction of the newest snapshot and every segment before
+/// segment `n` into `snapshot-<n>.snap` (see [`Log::roll_for_snapshot`]).
+#[derive(Debug)]
+pub struct SnapshotJob {
+    dir: PathBuf,
+    n: u64,
+}
+
+impl SnapshotJob {
+    /// Compact, write the snapshot atomically (temporary file, fsync, rename, directory fsync),
+    /// then remove the files it covers. Returns the snapshot and its size.
+    pub fn run(self) -> io::Result<(PathBuf, u64)> {
+        let (dir, n) = (&self.dir, self.n);
+        let mut segments = Vec::new();
+        let mut base = None;
+        for e in fs::read_dir(dir)? {
+            let name = e?.file_name().to_string_lossy().to_string();
+            if let Some(m) = parse_numbered(&name, "segment-", ".log").filter(|&m| m < n) {
+                segments.push(m);
+            } else if let Some(m) = parse_numbered(&name, "snapshot-", ".snap").filter(|&m| m < n) {
+                base = base.max(Some(m));
+            }
+        }
+        segments.retain(|&m| m >= base.unwrap_or(0));
+        segments.sort();
+        let mut compactor = Compaction::default();
+        let mut registries = Registries::default();
+        let bad = |path: &Path, pos: usize, why: String| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{} at offset {pos}: {why}", path.display()),
+            )
+        };
+        let mut replay = |path: &Path, buf: &[u8]| -> io::Result<()> {
+            let mut pos = 0;
+            while pos < buf.len() {
+                match parse_at(buf, pos) {
+                    Parsed::Ok { payload, next } => {
+                        let entry = decode_payload(payload).map_err(|w| bad(path, pos, w))?;
+                        registries.track(&entry, &mut compactor);
+                        pos = next;
+                    }
+                    Parsed::Bad(why) => return Err(bad(path, pos, why)),
+                }
+            }
+            Ok(())
+        };
+        if let Some(m) = base {
+            let path = dir.join(snapshot_name(m));
+            let file = fs::read(&path)?;
+            let body = snapshot_body(&file).map_err(|w| bad(&path, 0, w))?;
+            replay(&path, body)?;
+        }
+        for &m in &segments {
+            let path = dir.join(segment_name(m));
+            let buf = fs::read(&path)?;
+            replay(&path, &buf)?;
+        }
+        let tmp = dir.join(format!("{}.tmp", snapshot_name(n)));
+        let fin = dir.join(snapshot_name(n));
+        let mut bytes = 0u64;
+        let mut crc = 0u32;
+        {
+            let mut f = io::BufWriter::new(File::create(&tmp)?);
+            let mut put = |b: Vec<u8>| -> io::Result<()> {
+                bytes += b.len() as u64;
+                crc = crc32c::crc32c_append(crc, &b);
+                f.write_all(&b)
+            };
+            for entry in registries.entries() {
+                put(encode_entry(&entry)?)?;
+            }
+            for chunk in compactor.records().chunks(1000) {
+                put(encode_entry(&LogEntry::Records(chunk.to_vec()))?)?;
+            }
+            let t = snapshot_trailer(bytes, crc);
+            bytes += t.len() as u64;
+            f.write_all(&t)?;
+            let f = f.into_inner().map_err(|e| e.into_error())?;
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, &fin)?;
+        fsync_dir(dir)?;
+        // Everything before `n` is covered by the snapshot.
+        for &m in &segments {
+            fs::remove_file(dir.join(segment_name(m)))?;
+        }
+        if let Some(m) = base {
+            fs::remove_file(dir.join(snapshot_name(m)))?;
+        }
+        Ok((fin, bytes))
     }
 }
 

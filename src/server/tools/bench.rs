@@ -1,12 +1,16 @@
 //! `groupcoord bench load`: heartbeat load over TCP (many connections, pipelined), then the same
-//! shape of load with ApiVersions only (the I/O baseline), and their ratio.
+//! shape of load with ApiVersions only (the I/O baseline), and their ratio; with
+//! `--compare-kafka`, the same heartbeat load against a real Apache Kafka 4.4 broker, alternating.
 //!
 //! Every simulated member keeps exactly one heartbeat in flight: it sends the next one as soon as
 //! the previous response arrives, acknowledging the tasks it was assigned. Members are spread
-//! over the connections; each connection pipelines the heartbeats of its members.
+//! over the connections; each connection pipelines the heartbeats of its members. Two modes:
+//! one connection per member (what Kafka clients do, the default) and 20 members multiplexed on
+//! each connection.
 
 use std::net::SocketAddr;
-use std::process::ExitCode;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
@@ -29,7 +33,8 @@ pub struct LoadArgs {
     /// Measured seconds per load (after a warm-up in which the groups form).
     #[arg(long, default_value_t = 10)]
     pub duration: u64,
-    /// TCP connections (default: one per 20 members).
+    /// TCP connections. Default: both modes, one connection per member (as Kafka clients
+    /// connect) and 20 members multiplexed per connection.
     #[arg(long)]
     pub connections: Option<usize>,
     /// Warm-up seconds before measuring.
@@ -42,6 +47,19 @@ pub struct LoadArgs {
     /// change in the machine's load hits both sides; the ratio is taken of the medians.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub rounds: u32,
+    /// Also run the heartbeat load against a real Apache Kafka 4.4 broker (started with
+    /// `--kafka-script`, its topic created), alternating with groupcoord in every round.
+    #[arg(long)]
+    pub compare_kafka: bool,
+    /// The broker script (`start DIR` / `stop DIR`; needs the interop artifacts built).
+    #[arg(long, default_value = "tests/interop/streams/kafka-broker.sh")]
+    pub kafka_script: PathBuf,
+    /// Port of the broker started for `--compare-kafka` (its controller takes the next one).
+    #[arg(long, default_value_t = 19790)]
+    pub kafka_port: u16,
+    /// With `--compare-kafka`: a broker already running there instead of starting one.
+    #[arg(long)]
+    pub kafka_addr: Option<SocketAddr>,
 }
 
 #[derive(Clone)]
@@ -236,6 +254,7 @@ async fn drive(
 
 /// One measured row.
 pub(crate) struct Row {
+    pub(crate) server: &'static str,
     pub(crate) name: &'static str,
     pub(crate) connections: usize,
     pub(crate) slots: usize,
@@ -245,14 +264,17 @@ pub(crate) struct Row {
     pub(crate) errors: u64,
 }
 
-async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Result<Row, String> {
-    let conns = a
-        .connections
-        .unwrap_or(a.members.div_ceil(20))
-        .clamp(1, a.members.max(1));
+async fn run_kind(
+    addr: SocketAddr,
+    a: &LoadArgs,
+    kind: Kind,
+    conns: usize,
+    tag: &str,
+) -> Result<Row, String> {
+    let conns = conns.clamp(1, a.members.max(1));
     let slots: Vec<Slot> = (0..a.members)
         .map(|i| Slot {
-            group: format!("bench-r{round}-group-{}", i % a.groups.max(1)),
+            group: format!("bench-{tag}-group-{}", i % a.groups.max(1)),
             id: format!("bench-member-{i}"),
             epoch: 0,
             active: vec![],
@@ -289,6 +311,7 @@ async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Res
         total.latencies_us[i] as f64 / 1000.0
     };
     Ok(Row {
+        server: "groupcoord",
         name: match kind {
             Kind::Heartbeat => "StreamsGroupHeartbeat",
             Kind::ApiVersions => "ApiVersions (baseline)",
@@ -302,9 +325,126 @@ async fn run_kind(addr: SocketAddr, a: &LoadArgs, kind: Kind, round: u32) -> Res
     })
 }
 
+/// A broker started for `--compare-kafka`: stopped, and its directory removed, when dropped.
+struct Broker {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(&self.script)
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Start a single-node Apache Kafka 4.4 broker with the interop script.
+fn start_broker(a: &LoadArgs) -> Result<(Broker, SocketAddr), String> {
+    let dir = std::env::temp_dir().join(format!("groupcoord-bench-kafka-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let broker = Broker {
+        script: a.kafka_script.clone(),
+        dir: dir.clone(),
+    };
+    let out = Command::new("bash")
+        .arg(&a.kafka_script)
+        .arg("start")
+        .arg(&dir)
+        .env("KAFKA_PORT", a.kafka_port.to_string())
+        .env("KAFKA_CONTROLLER_PORT", (a.kafka_port + 1).to_string())
+        // groupcoord's defaults: no standbys, no warm-ups.
+        .env("STREAMS_STANDBY", "0")
+        .env("STREAMS_WARMUPS", "0")
+        .output()
+        .map_err(|e| format!("{}: {e}", a.kafka_script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} start failed: {}",
+            a.kafka_script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let addr = stdout
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("no broker address in {stdout:?}"))?;
+    Ok((broker, addr))
+}
+
+/// Create the bench topic on the broker and wait until its group coordinator answers streams
+/// heartbeats (the offsets topic is created on the first FindCoordinator).
+async fn prepare_kafka(addr: SocketAddr, partitions: i32) -> Result<(), String> {
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::messages::{CreateTopicsRequest, FindCoordinatorRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let mut c = super::client::Client::connect(addr).await?;
+    let mut t = CreatableTopic::default();
+    t.name = TopicName(StrBytes::from_static_str(TOPIC));
+    t.num_partitions = partitions;
+    t.replication_factor = 1;
+    let mut r = CreateTopicsRequest::default();
+    r.topics = vec![t];
+    r.timeout_ms = 30_000;
+    let resp = c.call(5, &r).await?;
+    // 36: TOPIC_ALREADY_EXISTS (a broker given with --kafka-addr).
+    if let Some(e) = resp
+        .topics
+        .iter()
+        .find(|t| t.error_code != 0 && t.error_code != 36)
+    {
+        return Err(format!("CreateTopics on Kafka: error {}", e.error_code));
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let mut f = FindCoordinatorRequest::default();
+        f.key_type = 0;
+        f.coordinator_keys = vec![StrBytes::from_static_str("bench-probe")];
+        let ok = c
+            .call(4, &f)
+            .await?
+            .coordinators
+            .first()
+            .is_some_and(|x| x.error_code == 0);
+        if ok {
+            let mut probe = Slot {
+                group: "bench-probe".into(),
+                id: "bench-probe-member".into(),
+                epoch: 0,
+                active: vec![],
+                send_tasks: false,
+                steady_frame: None,
+            };
+            let r = c.heartbeat(1, &heartbeat(&probe)).await?;
+            if r.error_code == 0 {
+                probe.epoch = -1;
+                let mut leave = heartbeat(&probe);
+                leave.member_epoch = -1;
+                c.heartbeat(1, &leave).await?;
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            return Err("Kafka's group coordinator did not come up in 90 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// Runs `groupcoord bench load` (starting a server of its own unless `--addr` is given) and prints the report.
 pub async fn run_load(a: LoadArgs) -> ExitCode {
     let mut tmp = None;
+    let parts = (a.members / a.groups.max(1)).max(8) as i32;
     let (addr, server) = match a.addr {
         Some(addr) => (addr, None),
         None => {
@@ -315,7 +455,6 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             let dir = std::env::temp_dir()
                 .join(format!("groupcoord-bench-{}-{nanos}", std::process::id()));
             let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
-            let parts = (a.members / a.groups.max(1)).max(8) as i32;
             o.topics = vec![(TOPIC.to_string(), parts)];
             o.coordinator.initial_rebalance_delay_ms = 0;
             o.max_inflight_per_connection = 1024;
@@ -329,8 +468,39 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             }
         }
     };
+    let mut _broker = None;
+    let kafka = if a.compare_kafka {
+        let kafka_addr = match a.kafka_addr {
+            Some(k) => k,
+            None => match start_broker(&a) {
+                Ok((b, k)) => {
+                    _broker = Some(b);
+                    k
+                }
+                Err(e) => {
+                    eprintln!("bench: {e}");
+                    return ExitCode::from(1);
+                }
+            },
+        };
+        if let Err(e) = prepare_kafka(kafka_addr, parts).await {
+            eprintln!("bench: {e}");
+            return ExitCode::from(1);
+        }
+        Some(kafka_addr)
+    } else {
+        None
+    };
+    let mut modes = match a.connections {
+        Some(c) => vec![c],
+        None => vec![a.members, a.members.div_ceil(20)],
+    };
+    modes
+        .iter_mut()
+        .for_each(|c| *c = (*c).clamp(1, a.members.max(1)));
+    modes.dedup();
     println!(
-        "groupcoord bench load: {} members in {} groups, {}s warm-up + {}s measured per load, server {}",
+        "groupcoord bench load: {} members in {} groups, {}s warm-up + {}s measured per load, server {}{}",
         a.members,
         a.groups,
         a.warmup,
@@ -339,16 +509,33 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             format!("in-process at {addr}")
         } else {
             format!("at {addr}")
-        }
+        },
+        kafka
+            .map(|k| format!(", Apache Kafka 4.4 at {k}"))
+            .unwrap_or_default()
     );
-    let mut rows = Vec::new();
+    // (round, row)
+    let mut rows: Vec<(u32, Row)> = Vec::new();
     for round in 0..a.rounds {
-        for kind in [Kind::Heartbeat, Kind::ApiVersions] {
-            match run_kind(addr, &a, kind, round).await {
-                Ok(r) => rows.push(r),
-                Err(e) => {
-                    eprintln!("bench: {e}");
-                    return ExitCode::from(1);
+        for &conns in &modes {
+            let tag = format!("r{round}c{conns}");
+            let mut loads = vec![
+                (addr, Kind::Heartbeat, "groupcoord"),
+                (addr, Kind::ApiVersions, "groupcoord"),
+            ];
+            if let Some(k) = kafka {
+                loads.push((k, Kind::Heartbeat, "kafka"));
+            }
+            for (target, kind, server) in loads {
+                match run_kind(target, &a, kind, conns, &tag).await {
+                    Ok(mut r) => {
+                        r.server = server;
+                        rows.push((round + 1, r));
+                    }
+                    Err(e) => {
+                        eprintln!("bench: {server}: {e}");
+                        return ExitCode::from(1);
+                    }
                 }
             }
         }
@@ -356,44 +543,59 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
     println!();
     println!("| load | round | connections | in flight | requests/s | p50 ms | p99 ms | errors |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (i, r) in rows.iter().enumerate() {
+    for (round, r) in &rows {
+        let name = if r.server == "kafka" {
+            "StreamsGroupHeartbeat, Apache Kafka 4.4"
+        } else {
+            r.name
+        };
         println!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
-            r.name,
-            i / 2 + 1,
-            r.connections,
-            r.slots,
-            r.per_sec,
-            r.p50_ms,
-            r.p99_ms,
-            r.errors
+            "| {name} | {round} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
+            r.connections, r.slots, r.per_sec, r.p50_ms, r.p99_ms, r.errors
         );
     }
-    let median = |kind: usize| {
-        let mut v: Vec<f64> = rows
-            .iter()
-            .skip(kind)
-            .step_by(2)
-            .map(|r| r.per_sec)
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let ratios: Vec<String> = rows
-        .chunks(2)
-        .map(|p| format!("{:.2}", p[0].per_sec / p[1].per_sec.max(1.0)))
-        .collect();
-    let ratio = median(0) / median(1).max(1.0);
     println!();
-    if a.rounds > 1 {
+    let mut first_ratio = None;
+    for &conns in &modes {
+        let pick = |server: &str, kind: &str| -> Vec<f64> {
+            rows.iter()
+                .filter(|(_, r)| r.connections == conns && r.server == server && r.name == kind)
+                .map(|(_, r)| r.per_sec)
+                .collect()
+        };
+        let hb = pick("groupcoord", "StreamsGroupHeartbeat");
+        let api = pick("groupcoord", "ApiVersions (baseline)");
+        let per_round = |x: &[f64], y: &[f64]| -> String {
+            x.iter()
+                .zip(y)
+                .map(|(a, b)| format!("{:.2}", a / b.max(1.0)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let ratio = median(hb.clone()) / median(api.clone()).max(1.0);
+        first_ratio.get_or_insert(ratio);
         println!(
-            "median heartbeats/s {:.0}, median baseline/s {:.0}; per-round ratios {}",
-            median(0),
-            median(1),
-            ratios.join(", ")
+            "{conns} connections: median heartbeats/s {:.0}, median baseline/s {:.0}; \
+             heartbeat / baseline {ratio:.2} (per-round ratios {})",
+            median(hb.clone()),
+            median(api.clone()),
+            per_round(&hb, &api)
         );
+        if kafka.is_some() {
+            let k = pick("kafka", "StreamsGroupHeartbeat");
+            println!(
+                "{conns} connections: median Kafka 4.4 heartbeats/s {:.0}; groupcoord / Kafka {:.2} \
+                 (per-round ratios {})",
+                median(k.clone()),
+                median(hb.clone()) / median(k.clone()).max(1.0),
+                per_round(&hb, &k)
+            );
+        }
     }
-    println!("heartbeat / baseline throughput ratio: {ratio:.2}");
+    println!(
+        "heartbeat / baseline throughput ratio: {:.2}",
+        first_ratio.unwrap_or(0.0)
+    );
     if let Some(h) = server {
         h.shutdown().await;
     }

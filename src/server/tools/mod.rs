@@ -3,5 +3,6 @@
 
 pub mod bench;
 pub mod bench_hostile;
+pub mod bench_replay;
 pub mod client;
 pub(crate) mod demo;

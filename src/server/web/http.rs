@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State as AxState;
+use axum::extract::{Query, State as AxState};
 use axum::http::{StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tokio_stream::wrappers::WatchStream;
 
 use super::metrics::GroupCount;
-use crate::server::Shared;
+use crate::server::{Shared, now_ms};
 
 #[derive(Clone)]
 struct Web {
@@ -61,6 +61,7 @@ pub async fn start(
     let app = Router::new()
         .route("/api/groups", get(groups))
         .route("/api/events", get(events))
+        .route("/api/history", get(history))
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -193,6 +194,7 @@ async fn readyz(AxState(w): AxState<Web>) -> Response {
 }
 
 async fn groups(AxState(w): AxState<Web>) -> Response {
+    w.shared.watch.looked(now_ms().0);
     let Some(snap) = w.shared.fresh_live().await else {
         return (StatusCode::SERVICE_UNAVAILABLE, "server stopping").into_response();
     };
@@ -207,6 +209,7 @@ async fn events(AxState(w): AxState<Web>) -> Sse<impl Stream<Item = Result<Event
     // Subscribing makes the owner publish (at most 10 snapshots/s, and only while someone is
     // subscribed); the fresh view asked for here is the stream's first item. The watch channel
     // keeps only the newest, so a slow reader skips intermediate ones instead of queueing them.
+    w.shared.watch.looked(now_ms().0);
     let rx = w.shared.live.subscribe();
     let _ = w.shared.fresh_live().await;
     let stream = WatchStream::new(rx).map(|snap| {
@@ -215,6 +218,35 @@ async fn events(AxState(w): AxState<Web>) -> Sse<impl Stream<Item = Result<Event
             .data(serde_json::to_string(&*snap).unwrap_or_default()))
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+#[derive(serde::Deserialize)]
+struct HistoryQuery {
+    group: Option<String>,
+    after_msg: Option<u64>,
+    after_rec: Option<u64>,
+}
+
+/// `GET /api/history?group=G&after_msg=N&after_rec=M`: the group's recent StreamsGroupHeartbeat
+/// exchanges and records after those sequence numbers (see [`super::history`]). Asking keeps
+/// the history recording.
+async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Response {
+    let now = now_ms().0;
+    w.shared.watch.looked(now);
+    let (group, after_msg, after_rec) =
+        (q.group, q.after_msg.unwrap_or(0), q.after_rec.unwrap_or(0));
+    let Some(group) = group.filter(|g| !g.is_empty() && g.len() <= 249) else {
+        return (StatusCode::BAD_REQUEST, "group=<group id> is required").into_response();
+    };
+    let page = {
+        let h = w.shared.history.lock().unwrap_or_else(|e| e.into_inner());
+        h.page(&group, now, after_msg, after_rec)
+    };
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        serde_json::to_string(&page).unwrap_or_default(),
+    )
+        .into_response()
 }
 
 async fn metrics(AxState(w): AxState<Web>) -> Response {

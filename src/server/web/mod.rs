@@ -6,8 +6,10 @@
 //! and then only for the groups that changed since the last time: with 100,000 groups and nobody
 //! watching, a state change costs the view one set insertion.
 
+pub mod history;
 pub mod http;
 pub mod metrics;
+pub mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -32,6 +34,9 @@ pub struct LiveGroup {
     pub group_state: String,
     pub group_type: String,
     pub describe: DescribedGroup,
+    /// The group as the explorer shows it: the simulation's view model, from the
+    /// coordinator's real state.
+    pub view: Option<crate::sim::GroupView>,
 }
 
 /// The live view pushed to `/api/events` and served by `/api/groups`.
@@ -141,6 +146,7 @@ impl LiveView {
                 continue;
             }
             let g = LiveGroup {
+                view: view::group_view(&state.coord, &d.group_id),
                 group_id: d.group_id.clone(),
                 group_state: d.group_state.clone(),
                 group_type: "streams".to_string(),

@@ -871,31 +871,6 @@ impl Simulation {
             .ok_or_else(|| SimError::UnknownMember(name.to_string()))
     }
 
-    /// Records a new ownership sample when the number of orphan partitions changed.
-    pub(super) fn sample_ownership(&mut self) {
-        let all = self.classic_partitions();
-        let owned: Vec<&(String, i32)> = self
-            .classic
-            .consumers
-            .values()
-            .filter(|c| c.is_alive())
-            .flat_map(|c| c.owned.iter())
-            .collect();
-        let nobody = all.iter().filter(|tp| !owned.contains(tp)).count() as u32;
-        let sample = OwnershipSample {
-            at_ms: self.now,
-            partitions: all.len() as u32,
-            owned_by_nobody: nobody,
-        };
-        match self.ownership.last_mut() {
-            Some(last)
-                if last.partitions == sample.partitions
-                    && last.owned_by_nobody == sample.owned_by_nobody => {}
-            Some(last) if last.at_ms == sample.at_ms => *last = sample,
-            _ => self.ownership.push(sample),
-        }
-    }
-
     /// The classic group's state name (`Dead` when absent).
     pub(super) fn classic_state(&self) -> String {
         self.coord

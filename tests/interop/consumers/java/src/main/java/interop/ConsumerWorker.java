@@ -75,16 +75,6 @@ public final class ConsumerWorker {
 
     ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
       @Override public void onPartitionsRevoked(Collection<TopicPartition> parts) {
-        // A graceful hand-off: what was read of the revoked partitions is committed before they
-        // go (the commit after poll() fails while a rebalance is in progress).
-        if (!parts.isEmpty()) {
-          try {
-            consumer.commitSync(Duration.ofSeconds(10));
-          } catch (Exception e) {
-            OUT.println("ERR on revoke " + e.getClass().getSimpleName() + ": " + e.getMessage());
-            OUT.flush();
-          }
-        }
         parts.forEach(tp -> owned.remove(tp.partition()));
         report(consumer, owned);
       }

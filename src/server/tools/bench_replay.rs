@@ -1,0 +1,396 @@
+//! `groupcoord bench replay`: restart time. Builds a log of a realistic mix of records (offset
+//! commits, streams members joining and leaving) in a temporary directory, then starts
+//! `groupcoord serve` on it (a child process) several times and measures the time from the start
+//! to the first answered request that needs the replayed state (a StreamsGroupDescribe, answered
+//! by the owner), and the child's peak RSS (`VmHWM`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::protocol::StreamsGroupDescribeRequest;
+use crate::records::{
+    CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
+    OffsetCommitValue, Record, TargetAssignmentMetadataValue,
+};
+use crate::server::storage::log::{Log, LogEntry, TopicChange};
+use crate::types::TasksTuple;
+
+use super::client::Client;
+
+/// Arguments of `groupcoord bench replay`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// Records in the log.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub records: usize,
+    /// Streams groups the records are spread over (default: one per 100 records).
+    #[arg(long)]
+    pub groups: Option<usize>,
+    /// Start-ups measured.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
+    /// Also measure this groupcoord binary on the same log, alternating with this one (e.g. a
+    /// build of an older commit).
+    #[arg(long)]
+    pub compare_bin: Option<PathBuf>,
+    /// Keep the log in this directory (default: a temporary one, removed at the end).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+const PARTITIONS: i32 = 50;
+const TOPIC: &str = "replay-input";
+
+/// A small deterministic generator (xorshift), so every run writes the same log.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+/// Per group: its epoch and members (ids by number).
+#[derive(Default, Clone)]
+struct Group {
+    epoch: i32,
+    members: Vec<u32>,
+    next_member: u32,
+    offset: i64,
+}
+
+fn member_id(g: usize, m: u32) -> String {
+    // 26 characters like the ids Kafka hands out.
+    format!("{:0>26}", format!("m{g}x{m}"))
+}
+
+/// The records of one join (as Kafka writes them: epoch bump, member, target, current).
+fn join(gid: &str, mid: String, epoch: i32, now: i64) -> Vec<Record> {
+    vec![
+        Record::GroupMetadata {
+            group_id: gid.into(),
+            value: Some(GroupMetadataValue {
+                epoch,
+                ..Default::default()
+            }),
+        },
+        Record::MemberMetadata {
+            group_id: gid.into(),
+            member_id: mid.clone(),
+            value: Some(MemberMetadataValue {
+                instance_id: None,
+                rack_id: None,
+                client_id: format!("{mid}-client"),
+                client_host: "/10.0.0.7".into(),
+                rebalance_timeout_ms: 300_000,
+                topology_epoch: 0,
+                process_id: format!("process-{mid}"),
+                user_endpoint: None,
+                client_tags: Default::default(),
+            }),
+        },
+        Record::TargetAssignmentMember {
+            group_id: gid.into(),
+            member_id: mid.clone(),
+            value: Some(TasksTuple::default()),
+        },
+        Record::TargetAssignmentMetadata {
+            group_id: gid.into(),
+            value: Some(TargetAssignmentMetadataValue {
+                assignment_epoch: epoch,
+                assignment_timestamp: now,
+            }),
+        },
+        Record::CurrentMemberAssignment {
+            group_id: gid.into(),
+            member_id: mid,
+            value: Some(CurrentMemberAssignmentValue {
+                member_epoch: epoch,
+                previous_member_epoch: epoch - 1,
+                state: MemberState::Stable,
+                assigned: Default::default(),
+                pending_revocation: Default::default(),
+            }),
+        },
+    ]
+}
+
+/// The records of one leave: current assignment, target and member removed, epoch bumped.
+fn leave(gid: &str, mid: String, epoch: i32, now: i64) -> Vec<Record> {
+    vec![
+        Record::CurrentMemberAssignment {
+            group_id: gid.into(),
+            member_id: mid.clone(),
+            value: None,
+        },
+        Record::TargetAssignmentMember {
+            group_id: gid.into(),
+            member_id: mid.clone(),
+            value: None,
+        },
+        Record::MemberMetadata {
+            group_id: gid.into(),
+            member_id: mid,
+            value: None,
+        },
+        Record::GroupMetadata {
+            group_id: gid.into(),
+            value: Some(GroupMetadataValue {
+                epoch,
+                ..Default::default()
+            }),
+        },
+        Record::TargetAssignmentMetadata {
+            group_id: gid.into(),
+            value: Some(TargetAssignmentMetadataValue {
+                assignment_epoch: epoch,
+                assignment_timestamp: now,
+            }),
+        },
+    ]
+}
+
+/// What the generated log holds.
+struct Built {
+    /// A streams group that has members at the end: the one the start-up describes.
+    probe: String,
+    records: usize,
+    offset_commits: usize,
+    churn: usize,
+    bytes: u64,
+}
+
+/// Write the log: 85% of the records are offset commits (10 partitions of one group at a time,
+/// so keys are overwritten as a running application does), 15% members joining and leaving
+/// (3 to 8 members per group).
+fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
+    let (mut log, _) = Log::open(dir, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
+    log.append(&[LogEntry::Topics(vec![TopicChange::Set {
+        name: TOPIC.into(),
+        partitions: PARTITIONS,
+    }])])
+    .map_err(|e| e.to_string())?;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut state = vec![Group::default(); groups];
+    let now = 1_764_000_000_000i64;
+    let (mut written, mut offset_commits, mut churn) = (0, 0, 0);
+    let mut batch: Vec<Record> = Vec::new();
+    while written < records {
+        let g = rng.below(groups);
+        let gid = format!("replay-group-{g}");
+        let s = &mut state[g];
+        let rs = if rng.below(100) < 85 {
+            let first = rng.below(PARTITIONS as usize) as i32;
+            s.offset += 100;
+            let rs: Vec<Record> = (0..10)
+                .map(|i| Record::OffsetCommit {
+                    group_id: gid.clone(),
+                    topic: TOPIC.into(),
+                    partition: (first + i) % PARTITIONS,
+                    value: Some(OffsetCommitValue {
+                        offset: s.offset + i as i64,
+                        leader_epoch: 0,
+                        metadata: String::new(),
+                        commit_timestamp: now,
+                    }),
+                })
+                .collect();
+            offset_commits += rs.len();
+            rs
+        } else {
+            s.epoch += 1;
+            let grow = s.members.len() < 3 || (s.members.len() < 8 && rng.below(2) == 0);
+            let rs = if grow {
+                s.next_member += 1;
+                s.members.push(s.next_member);
+                join(&gid, member_id(g, s.next_member), s.epoch, now)
+            } else {
+                let m = s.members.remove(rng.below(s.members.len()));
+                leave(&gid, member_id(g, m), s.epoch, now)
+            };
+            churn += rs.len();
+            rs
+        };
+        written += rs.len();
+        batch.extend(rs);
+        if batch.len() >= 200 {
+            log.append(&[LogEntry::Records(std::mem::take(&mut batch))])
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    if !batch.is_empty() {
+        log.append(&[LogEntry::Records(batch)])
+            .map_err(|e| e.to_string())?;
+    }
+    log.sync().map_err(|e| e.to_string())?;
+    let bytes = log.total_bytes();
+    let probe = state
+        .iter()
+        .position(|g| !g.members.is_empty())
+        .ok_or("no group has members")?;
+    Ok(Built {
+        probe: format!("replay-group-{probe}"),
+        records: written,
+        offset_commits,
+        churn,
+        bytes,
+    })
+}
+
+/// One start-up: ms to the first answered describe, peak RSS in bytes.
+async fn start_once(bin: &Path, dir: &Path, probe: &str) -> Result<(f64, u64), String> {
+    let t0 = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .args(["--snapshot-bytes", &u64::MAX.to_string()])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
+    let result = async {
+        let out = child.stdout.take().ok_or("no stdout")?;
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            BufReader::new(out).read_line(&mut line).map(|_| line)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        let addr = line
+            .trim()
+            .strip_prefix("groupcoord listening on ")
+            .ok_or_else(|| format!("unexpected start line {line:?}"))?
+            .parse()
+            .map_err(|e| format!("{e}"))?;
+        let mut c = Client::connect(addr).await?;
+        let d = c
+            .describe(
+                0,
+                &StreamsGroupDescribeRequest {
+                    group_ids: vec![probe.to_string()],
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        if d.groups.first().is_none_or(|g| g.error_code != 0) {
+            return Err(format!("{probe} not replayed: {d:?}"));
+        }
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            .map_err(|e| e.to_string())?;
+        let hwm_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or("no VmHWM")?;
+        Ok::<_, String>((ms, hwm_kb * 1024))
+    }
+    .await;
+    // Our own child: nothing it holds needs a clean stop (it wrote nothing).
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs `groupcoord bench replay` and prints the report.
+pub async fn run(a: ReplayArgs) -> ExitCode {
+    let (dir, temporary) = match &a.dir {
+        Some(d) => (d.clone(), false),
+        None => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let d = std::env::temp_dir().join(format!(
+                "groupcoord-bench-replay-{}-{nanos}",
+                std::process::id()
+            ));
+            (d, true)
+        }
+    };
+    let code = match run_in(&a, &dir).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench replay: {e}");
+            ExitCode::from(1)
+        }
+    };
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    code
+}
+
+async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
+    let groups = a.groups.unwrap_or(a.records / 100).max(1);
+    let t = Instant::now();
+    let built = build(dir, a.records, groups)?;
+    println!(
+        "groupcoord bench replay: {} records ({} offset commits, {} member churn) in {groups} \
+         groups, log {:.1} MB, written in {:.1} s at {}",
+        built.records,
+        built.offset_commits,
+        built.churn,
+        built.bytes as f64 / 1e6,
+        t.elapsed().as_secs_f64(),
+        dir.display()
+    );
+    let this = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut bins = vec![("this build", this)];
+    if let Some(b) = &a.compare_bin {
+        bins.push(("--compare-bin", b.clone()));
+    }
+    println!();
+    println!("| round | binary | start to first answer ms | peak RSS MB | peak RSS / log |");
+    println!("|---:|---|---:|---:|---:|");
+    let mut results: Vec<Vec<(f64, u64)>> = vec![Vec::new(); bins.len()];
+    for round in 1..=a.rounds {
+        for (i, (name, bin)) in bins.iter().enumerate() {
+            let (ms, rss) = start_once(bin, dir, &built.probe).await?;
+            println!(
+                "| {round} | {name} | {ms:.0} | {:.1} | {:.2} |",
+                rss as f64 / 1e6,
+                rss as f64 / built.bytes.max(1) as f64
+            );
+            results[i].push((ms, rss));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    println!();
+    let mut medians = Vec::new();
+    for (i, (name, _)) in bins.iter().enumerate() {
+        let mut ms: Vec<f64> = results[i].iter().map(|r| r.0).collect();
+        let mut rss: Vec<f64> = results[i].iter().map(|r| r.1 as f64).collect();
+        let (lo, hi) = (
+            ms.iter().copied().fold(f64::MAX, f64::min),
+            ms.iter().copied().fold(0.0, f64::max),
+        );
+        let (m, r) = (median(&mut ms), median(&mut rss));
+        println!(
+            "{name}: median {m:.0} ms ({lo:.0}-{hi:.0}), median peak RSS {:.1} MB = {:.2}× the log",
+            r / 1e6,
+            r / built.bytes.max(1) as f64
+        );
+        medians.push((m, r));
+    }
+    if medians.len() == 2 {
+        println!(
+            "ratio --compare-bin / this build: time {:.2}×, peak RSS {:.2}×",
+            medians[1].0 / medians[0].0.max(1e-9),
+            medians[1].1 / medians[0].1.max(1.0)
+        );
+    }
+    Ok(())
+}
