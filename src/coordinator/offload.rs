@@ -10,7 +10,7 @@
 //! the next heartbeat asks again. Nothing of this is persisted: after a restart the next
 //! heartbeat asks again. Off by default: without a threshold every assignment runs inline.
 
-use std::collections::BTreeSet;
+use crate::util::map::BTreeSet;
 
 use super::target::{AssignmentJob, AssignmentResult};
 use super::{Coordinator, Outcome};

@@ -16,7 +16,7 @@
 //! Every conversion writes the records Kafka writes (tombstones of one type, then the group
 //! of the other), so a restart in the middle of a mixed group replays into the same group.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use super::group::{ConsumerGroup, ConsumerMember, TargetPartitions};
 use super::reconcile::{self, ReconcileInput};

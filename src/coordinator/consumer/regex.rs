@@ -6,7 +6,7 @@
 //! module small. A topic matches when the whole name matches (RE2/J's `matches()`).
 //! Unicode classes (`\p{..}`) are refused here where RE2/J accepts them (docs/deviations.md).
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::{BTreeMap, BTreeSet};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::topology::MetadataImage;
