@@ -634,7 +634,7 @@ mod partition_epochs_as_pairs {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PartitionEpochs, D::Error> {
-        type Pairs = Vec<(super::TopicId, std::collections::BTreeMap<i32, i32>)>;
+        type Pairs = Vec<(super::TopicId, crate::util::map::BTreeMap<i32, i32>)>;
         Ok(Pairs::deserialize(d)?.into_iter().collect())
     }
 }
