@@ -130,6 +130,14 @@ mod tests {
         assert!(validate("").is_ok());
     }
 
+    /// docs/deviations.md row 19: RE2/J accepts Unicode classes, regex-lite has no tables for them.
+    #[test]
+    fn unicode_classes_are_refused() {
+        let e = validate(r"topic-\p{Greek}+").unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_REGULAR_EXPRESSION);
+        assert!(validate(r"topic-\pL").is_err());
+    }
+
     #[test]
     fn resolution_matches_whole_names() {
         let m = image(&["ktopic-a", "ktopic-b", "ktopic-c", "xktopic-a", "ktopic-ab"]);
