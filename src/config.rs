@@ -104,6 +104,9 @@ pub struct ConsumerConfig {
     pub min_assignment_interval_ms: i32,
     /// `group.consumer.max.assignment.interval.ms`.
     pub max_assignment_interval_ms: i32,
+    /// `group.consumer.regex.refresh.interval.ms`: how often a group's regular expressions are
+    /// resolved again even when no topic was created (docs/consumer-protocol.md §K3.9).
+    pub regex_refresh_interval_ms: i32,
     /// `group.consumer.migration.policy` (docs/consumer-protocol.md §K11).
     pub migration_policy: MigrationPolicy,
 }
@@ -172,6 +175,7 @@ impl Default for ConsumerConfig {
             assignment_interval_ms: 1_000,
             min_assignment_interval_ms: 0,
             max_assignment_interval_ms: 15_000,
+            regex_refresh_interval_ms: 600_000,
             migration_policy: MigrationPolicy::Bidirectional,
         }
     }

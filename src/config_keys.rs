@@ -240,6 +240,8 @@ pub const COORDINATOR_KEYS: &[&str] = &[
     "group.consumer.min.assignment.interval.ms",
     "group.consumer.max.assignment.interval.ms",
     "group.consumer.migration.policy",
+    "group.consumer.regex.refresh.interval.ms",
+    "group.consumer.assignor.offload.enable",
 ];
 
 /// Socket-server keys.
@@ -476,6 +478,19 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
             }
             "group.consumer.max.assignment.interval.ms" => {
                 c.consumer.max_assignment_interval_ms = at_least(k, parse_int(k, v)?, 0)?
+            }
+            "group.consumer.regex.refresh.interval.ms" => {
+                c.consumer.regex_refresh_interval_ms = at_least(k, parse_int(k, v)?, 1)?
+            }
+            // groupcoord computes a target assignment inside the heartbeat that needs it, which
+            // is Kafka's behaviour with offloading disabled; enabling it is refused.
+            "group.consumer.assignor.offload.enable" => {
+                if !v.trim().eq_ignore_ascii_case("false") {
+                    return Err(err(
+                        k,
+                        "assignor offloading is not supported: only `false` is accepted",
+                    ));
+                }
             }
             "group.consumer.assignors" => {
                 let list = parse_list(v);

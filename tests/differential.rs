@@ -9,7 +9,7 @@
 //! * `classic_agreement` (every `cargo test`): classic groups, `classic-recording.jsonl.gz`
 //!   replayed against the pure request handler at the recorded times; `record_classic` (ignored,
 //!   `record.sh classic`) rewrites it. `GROUPCOORD_DIFF_CLASSIC_SEQ=17` prints one sequence.
-//! * `consumer_agreement` (ignored until groupcoord serves ConsumerGroupHeartbeat) and
+//! * `consumer_agreement` (fails below `CONSUMER_THRESHOLD` / `CONSUMER_THRESHOLD_WITHOUT_EXCUSED`) and
 //!   `record_consumer` (ignored, `record.sh consumer`): KIP-848 consumer groups.
 // Native only: uses native-only dev-dependencies (proptest, tokio, flate2) or the server.
 #![cfg(not(target_arch = "wasm32"))]
@@ -775,14 +775,23 @@ fn consumer_recording_path() -> PathBuf {
     dir().join("consumer-recording.jsonl.gz")
 }
 
+/// Agreement over every step of the consumer recording below which `consumer_agreement` fails:
+/// what the current recording reaches (92.97%). Raise it as differences are fixed.
+const CONSUMER_THRESHOLD: f64 = 92.9;
+
+/// The same without the excused steps (member ids Kafka drew at random in an assignment, broker
+/// stalls, and the rest of their sequences): 99.38% today (README, "Consumer groups").
+const CONSUMER_THRESHOLD_WITHOUT_EXCUSED: f64 = 99.3;
+
 #[test]
-#[ignore = "report only: 22.77% agreement with w-consumer's first version (README, \
-            \"Consumer groups\"); give it a threshold once its differences are triaged"]
 fn consumer_agreement() {
     let mut sequences = load_wire(&consumer_recording_path());
-    if let Ok(n) = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ") {
-        let n: u32 = n.parse().expect("a number");
+    let only: Option<u32> = std::env::var("GROUPCOORD_DIFF_CONSUMER_SEQ")
+        .ok()
+        .map(|s| s.parse().expect("GROUPCOORD_DIFF_CONSUMER_SEQ is a number"));
+    if let Some(n) = only {
         sequences.retain(|s| s.seq == n);
+        assert!(!sequences.is_empty(), "no sequence {n} in the recording");
     }
     let text =
         std::fs::read_to_string(dir().join("consumer.properties")).expect("consumer.properties");
@@ -810,9 +819,33 @@ fn consumer_agreement() {
         let verdicts: Vec<_> = (0..seq.steps.len())
             .map(|k| consumer_check::compare(seq, k, &ours[k]))
             .collect();
+        if only.is_some() {
+            for (k, v) in verdicts.iter().enumerate() {
+                consumer_check::print_step(seq, k, v, &ours[k]);
+            }
+        }
         report.add(seq, &verdicts, &[]);
     }
     println!("{}", report.render("consumer groups", sequences.len()));
+    if only.is_none() {
+        assert!(
+            sequences.len() >= 100 && report.steps >= 3000,
+            "the consumer recording is too small: {} sequences, {} steps",
+            sequences.len(),
+            report.steps
+        );
+        assert!(
+            report.agreement() >= CONSUMER_THRESHOLD,
+            "consumer agreement {:.2}% is below the threshold {CONSUMER_THRESHOLD}%",
+            report.agreement()
+        );
+        assert!(
+            report.agreement_without_races() >= CONSUMER_THRESHOLD_WITHOUT_EXCUSED,
+            "consumer agreement without excused steps {:.2}% is below the threshold \
+             {CONSUMER_THRESHOLD_WITHOUT_EXCUSED}%",
+            report.agreement_without_races()
+        );
+    }
 }
 
 #[test]

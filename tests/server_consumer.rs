@@ -121,7 +121,7 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
 
     // m1 joins and gets every partition of t, by topic id; Metadata maps the id back to `t`.
     let r1 = c1.call(1, &join_request("m1")).await.expect("join");
-    assert_eq!((r1.error_code, r1.member_epoch), (NONE, 1));
+    assert_eq!((r1.error_code, r1.member_epoch), (NONE, 2));
     assert_eq!(r1.heartbeat_interval_ms, 5000);
     assert_eq!(partitions(&r1), [0, 1, 2, 3]);
     let topic_id = r1.assignment.as_ref().unwrap().topic_partitions[0].topic_id;
@@ -140,27 +140,27 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
 
     // m2 joins: nothing yet (m1 still owns its future partitions).
     let r2 = c2.call(1, &join_request("m2")).await.expect("join");
-    assert_eq!((r2.error_code, r2.member_epoch), (NONE, 2));
+    assert_eq!((r2.error_code, r2.member_epoch), (NONE, 3));
     assert_eq!(partitions(&r2), Vec::<i32>::new());
 
-    // m1 revokes first at epoch 1, then moves to epoch 2 once it reports the revoked ones gone.
+    // m1 revokes first at epoch 2, then moves to epoch 3 once it reports the revoked ones gone.
     let r1b = c1
-        .call(1, &heartbeat_request("m1", 1, &r1))
+        .call(1, &heartbeat_request("m1", 2, &r1))
         .await
         .expect("heartbeat");
-    assert_eq!(r1b.member_epoch, 1);
+    assert_eq!(r1b.member_epoch, 2);
     let kept = partitions(&r1b);
     assert_eq!(kept.len(), 2);
     let r1c = c1
-        .call(1, &heartbeat_request("m1", 1, &r1b))
+        .call(1, &heartbeat_request("m1", 2, &r1b))
         .await
         .expect("heartbeat");
-    assert_eq!((r1c.error_code, r1c.member_epoch), (NONE, 2));
+    assert_eq!((r1c.error_code, r1c.member_epoch), (NONE, 3));
     let r2b = c2
-        .call(1, &heartbeat_request("m2", 2, &r2))
+        .call(1, &heartbeat_request("m2", 3, &r2))
         .await
         .expect("heartbeat");
-    assert_eq!(r2b.member_epoch, 2);
+    assert_eq!(r2b.member_epoch, 3);
     let mut all = kept.clone();
     all.extend(partitions(&r2b));
     all.sort_unstable();
@@ -181,9 +181,9 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
         r.topics = vec![t];
         r
     };
-    let r = c1.call(9, &commit(2, "m1", kept[0])).await.expect("commit");
-    assert_eq!(r.topics[0].partitions[0].error_code, NONE);
     let r = c1.call(9, &commit(3, "m1", kept[0])).await.expect("commit");
+    assert_eq!(r.topics[0].partitions[0].error_code, NONE);
+    let r = c1.call(9, &commit(4, "m1", kept[0])).await.expect("commit");
     assert_eq!(r.topics[0].partitions[0].error_code, STALE_MEMBER_EPOCH);
 
     // ConsumerGroupDescribe shows the group; ListGroups its type; DeleteGroups refuses it.
@@ -193,7 +193,7 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
     let g = &described.groups[0];
     assert_eq!(g.error_code, NONE);
     assert_eq!(g.group_state.as_str(), "Stable");
-    assert_eq!((g.group_epoch, g.assignment_epoch), (2, 2));
+    assert_eq!((g.group_epoch, g.assignment_epoch), (3, 3));
     assert_eq!(g.assignor_name.as_str(), "uniform");
     assert_eq!(g.members.len(), 2);
     assert!(g.members.iter().all(|m| m.member_type == 1));
@@ -216,14 +216,14 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
     assert_eq!(r.results[0].error_code, NON_EMPTY_GROUP);
     server.shutdown().await;
 
-    // A restart replays the group: m2 heartbeats on at epoch 2.
+    // A restart replays the group: m2 heartbeats on at epoch 3.
     let server = start(options(dir.clone())).await.expect("server restarts");
     let mut c2 = connect(&server, "c2").await;
     let r = c2
-        .call(1, &heartbeat_request("m2", 2, &r2b))
+        .call(1, &heartbeat_request("m2", 3, &r2b))
         .await
         .expect("heartbeat");
-    assert_eq!((r.error_code, r.member_epoch), (NONE, 2));
+    assert_eq!((r.error_code, r.member_epoch), (NONE, 3));
     let described = c2.call(1, &d).await.expect("describe");
     assert_eq!(described.groups[0].members.len(), 2);
 

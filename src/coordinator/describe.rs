@@ -443,6 +443,8 @@ impl Coordinator {
             TimerKey::ClassicHeartbeat { .. }
             | TimerKey::ClassicJoin { .. }
             | TimerKey::ClassicSync { .. } => return self.fire_classic(now, &key, tag),
+            // Handled by `consumer_fire` (a group that is no consumer group any more: nothing).
+            TimerKey::ConsumerRegex { .. } => Ok(Outcome::new(())),
             // docs/consumer-protocol.md §K11.3: a classic member of a consumer group that did not
             // rejoin or sync in time.
             TimerKey::ConsumerClassicJoin {

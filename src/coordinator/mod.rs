@@ -84,6 +84,12 @@ pub enum TimerKey {
         /// The group.
         group_id: String,
     },
+    /// A consumer group's regular expressions to resolve against the topics (Kafka's
+    /// asynchronous `{group}-regex` task, docs/consumer-protocol.md §K3.9), due at once.
+    ConsumerRegex {
+        /// The group.
+        group_id: String,
+    },
     /// A classic-protocol member of a consumer group told to rejoin must send JoinGroup in
     /// time (Kafka's `join-{group}-{member}`, docs/consumer-protocol.md §K11.3).
     ConsumerClassicJoin {
@@ -194,8 +200,23 @@ pub struct Coordinator {
     offsets: BTreeMap<String, GroupOffsets>,
     timers: timers::Timers,
     metadata: MetadataImage,
+    /// Topic ids given from outside (a real broker's, for comparisons); the others are derived
+    /// from the name ([`crate::assignor::consumer::TopicId::from_name`]).
+    topic_ids: BTreeMap<String, crate::assignor::consumer::TopicId>,
+    metadata_versions: MetadataVersions,
     classic: classic::ClassicRuntime,
     offload: offload::Offload,
+}
+
+/// Versions of the topic view (Kafka's metadata image offsets): regular expressions remember the
+/// version they were resolved against and are resolved again once a topic was created after it
+/// (docs/consumer-protocol.md §K3.9).
+#[derive(Debug, Clone, Copy, Default)]
+struct MetadataVersions {
+    /// Bumped by every change of the view.
+    current: i64,
+    /// The version of the last change that created a topic.
+    last_with_new_topics: i64,
 }
 
 impl Coordinator {
@@ -207,6 +228,8 @@ impl Coordinator {
             offsets: BTreeMap::new(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
+            topic_ids: BTreeMap::new(),
+            metadata_versions: MetadataVersions::default(),
             classic: classic::ClassicRuntime::default(),
             offload: offload::Offload::default(),
         }
@@ -220,6 +243,18 @@ impl Coordinator {
     /// Replace the configuration (group-level overrides included).
     pub fn set_config(&mut self, config: CoordinatorConfig) {
         self.config = config;
+    }
+
+    /// Use these ids for these topics instead of ids derived from their names (consumer groups
+    /// see topics by id, and Kafka's assignors iterate topics in the hash order of their ids: a
+    /// comparison with a real broker needs the broker's ids).
+    pub fn set_topic_ids(&mut self, ids: BTreeMap<String, crate::assignor::consumer::TopicId>) {
+        self.topic_ids = ids;
+    }
+
+    /// The id of a topic: the one given by [`Self::set_topic_ids`], else derived from its name.
+    pub fn topic_id(&self, name: &str) -> crate::assignor::consumer::TopicId {
+        consumer::topic_id_of(&self.topic_ids, name)
     }
 
     /// The topic view the coordinator works with.
@@ -242,6 +277,14 @@ impl Coordinator {
             }
         }
         if !changed.is_empty() {
+            self.metadata_versions.current += 1;
+            if image
+                .topics
+                .keys()
+                .any(|t| !self.metadata.topics.contains_key(t))
+            {
+                self.metadata_versions.last_with_new_topics = self.metadata_versions.current;
+            }
             for g in self.groups.all_streams_mut() {
                 let Some(topology) = &g.topology else {
                     continue;

@@ -184,10 +184,12 @@ impl Coordinator {
                 req.api_version,
             )?;
             let epoch = req.member_epoch;
+            let ids = &self.topic_ids;
             return Ok(match member {
                 None => ok,
                 Some(m) => Box::new(move |topic: &str, partition: i32| {
-                    super::consumer::partition_commit_error(m, epoch, topic, partition)
+                    let id = super::consumer::topic_id_of(ids, topic);
+                    super::consumer::partition_commit_error(m, epoch, id, partition)
                 }),
             });
         }

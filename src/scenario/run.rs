@@ -132,6 +132,7 @@ fn timer_token(k: &TimerKey, at: Millis) -> String {
         TimerKey::ClassicHeartbeat { .. }
         | TimerKey::ClassicJoin { .. }
         | TimerKey::ClassicSync { .. } => format!("{k:?}@{}", at.0),
+        TimerKey::ConsumerRegex { group_id } => format!("regex:{group_id}@{}", at.0),
         TimerKey::ConsumerClassicJoin {
             group_id,
             member_id,

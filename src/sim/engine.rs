@@ -152,6 +152,7 @@ fn timer_name(k: &TimerKey) -> String {
         TimerKey::ClassicHeartbeat { member_id, .. } => format!("classic-heartbeat {member_id}"),
         TimerKey::ClassicJoin { .. } => "classic-join".to_string(),
         TimerKey::ClassicSync { .. } => "classic-sync".to_string(),
+        TimerKey::ConsumerRegex { .. } => "consumer-regex".to_string(),
         TimerKey::ConsumerClassicJoin { member_id, .. } => format!("classic-join {member_id}"),
         TimerKey::ConsumerClassicSync { member_id, .. } => format!("classic-sync {member_id}"),
     }

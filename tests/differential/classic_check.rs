@@ -474,6 +474,10 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> Verdict {
 /// The category of a successor leader that differs (see `compare`); excused like a timing race.
 pub const LEADER_CHOICE: &str = "leader choice";
 
+/// The category prefix of an assignment difference in a consumer group where a member id drawn
+/// at random by the server is in play (consumer_check.rs).
+pub const DRAWN_MEMBER_ID: &str = "drawn member id";
+
 fn show_at(a: Option<usize>) -> String {
     a.map_or("never".into(), |k| k.to_string())
 }
@@ -580,9 +584,11 @@ impl Report {
                 after_race = true;
             }
             if !seen_difference
-                && v.category
-                    .as_deref()
-                    .is_some_and(|c| c.starts_with(LEADER_CHOICE))
+                && v.category.as_deref().is_some_and(|c| {
+                    c.starts_with(LEADER_CHOICE)
+                        || c.starts_with(DRAWN_MEMBER_ID)
+                        || c.starts_with(super::consumer_check::STALL)
+                })
             {
                 after_race = true;
             }

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::{Bytes, BytesMut};
+use groupcoord::assignor::consumer::TopicId;
 use groupcoord::coordinator::Coordinator;
 use groupcoord::server::kafka::State;
 use groupcoord::server::peer::Peer;
@@ -244,6 +245,17 @@ fn member_id_of(a: &Answer) -> Option<String> {
 /// Replay one sequence on a fresh handler.
 pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
     let mut state = State::new(coord, "127.0.0.1".into(), 9092);
+    // Kafka's topic ids: its assignors iterate topics in the hash order of their ids, so the
+    // same assignment needs the same ids.
+    state.coord.set_topic_ids(
+        seq.topic_ids
+            .iter()
+            .map(|(n, id)| {
+                let (hi, lo) = parse_uuid(id).as_u64_pair();
+                (n.clone(), TopicId::new(hi as i64, lo as i64))
+            })
+            .collect(),
+    );
     let topics: Vec<TopicChange> = super::consumer_generate::TOPICS
         .iter()
         .map(|(n, p)| TopicChange::Set {
@@ -462,6 +474,20 @@ fn normalise(a: &mut Answer, topics: &TopicIds, groups: &[String]) {
     }
 }
 
+/// The category prefix of an answer Kafka gave late because it stalled (`compare`).
+pub const STALL: &str = "broker stall";
+
+/// The member id Kafka drew for a v0 join without one and named only in an error message
+/// (`Static member <id> with instance id ...`): it is never returned, so it cannot be paired.
+fn mask_drawn_id(message: &mut Option<StrBytes>) {
+    let Some(m) = message else { return };
+    if let Some(rest) = m.as_str().strip_prefix("Static member ")
+        && let Some(end) = rest.find(' ')
+    {
+        *m = StrBytes::from_string(format!("Static member <drawn>{}", &rest[end..]));
+    }
+}
+
 /// Compare one step (as the classic checker: when, then every field).
 pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_check::Verdict {
     use super::classic_check::{TIMER_SLACK_MS, Verdict, api_name};
@@ -485,6 +511,25 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
         _ => false,
     };
     if kafka_at != ours_at && !timer_agrees {
+        // Kafka stalled: an answer it gives at once by its rules came more than the recorder's
+        // deferral window (420 ms) late, several steps later, while groupcoord answered the
+        // same at once. Counted as a timing race (excused with the rest of its sequence).
+        if let (Some(a), Some((i, o))) = (&step.answer, ours.answer.as_ref())
+            && *i == k
+            && a.at_ms > step.at_ms + 420
+            && kafka
+                .as_ref()
+                .is_some_and(|kf| format!("{kf:#?}") == format!("{o:#?}"))
+        {
+            return Verdict {
+                category: Some(format!("{STALL} ({api}: answer timing)")),
+                differences: vec![format!(
+                    "Kafka answered {} ms after the request, during step {}; groupcoord at once",
+                    a.at_ms - step.at_ms,
+                    a.after_step
+                )],
+            };
+        }
         return Verdict {
             category: Some(format!("{api}: answer timing")),
             differences: vec![format!(
@@ -504,6 +549,21 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
             differences: vec![e.clone()],
         };
     }
+    let mut kafka = kafka;
+    let ours_masked;
+    let mut ours = ours;
+    if step.api_key == 68 {
+        let mut b = unhex(&step.request);
+        let drawn = ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
+            .is_ok_and(|r| r.member_id.is_empty());
+        if drawn && let (Answer::Heartbeat(kh), Answer::Heartbeat(oh)) = (&mut kafka, ours) {
+            mask_drawn_id(&mut kh.error_message);
+            let mut copy = oh.clone();
+            mask_drawn_id(&mut copy.error_message);
+            ours_masked = Answer::Heartbeat(copy);
+            ours = &ours_masked;
+        }
+    }
     let (a, b) = (format!("{kafka:#?}"), format!("{ours:#?}"));
     if a == b {
         return Verdict {
@@ -517,10 +577,65 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
         .and_then(|d| d.split(':').nth(1))
         .map(|f| f.trim().to_string())
         .unwrap_or_default();
+    // Kafka's assignors order members by the hash of their ids, and a v0 member that joins
+    // without an id gets one Kafka draws at random: no other server can give the same
+    // assignment while such a member is in the group.
+    let assignment_field = matches!(
+        field.as_str(),
+        "partitions"
+            | "topic_partitions"
+            | "topic_id"
+            | "assignment"
+            | "target_assignment"
+            // a list of another length inside an assignment
+            | "unknown_tagged_fields"
+    );
+    if assignment_field && drawn_member_id_before(seq, k) {
+        return Verdict {
+            category: Some(format!(
+                "{} ({api}: {field})",
+                super::classic_check::DRAWN_MEMBER_ID
+            )),
+            differences,
+        };
+    }
     Verdict {
         category: Some(format!("{api}: {field}")),
         differences,
     }
+}
+
+/// Whether a join without a member id was answered with one Kafka drew, at or before step `k`:
+/// a ConsumerGroupHeartbeat join of v0, or a JoinGroup (MEMBER_ID_REQUIRED or a joined member).
+fn drawn_member_id_before(seq: &WireSequence, k: usize) -> bool {
+    seq.steps[..=k].iter().any(|s| {
+        if s.api_key == 11 {
+            let mut b = unhex(&s.request);
+            return JoinGroupRequest::decode(&mut b, s.version)
+                .is_ok_and(|r| r.member_id.is_empty())
+                && s.answer.as_ref().is_some_and(|a| {
+                    matches!(
+                        decode_answer(11, s.version, &unhex(&a.body)),
+                        Answer::Join(j) if !j.member_id.is_empty()
+                    )
+                });
+        }
+        if s.api_key != 68 {
+            return false;
+        }
+        let mut b = unhex(&s.request);
+        let Ok(r) = ConsumerGroupHeartbeatRequest::decode(&mut b, s.version) else {
+            return false;
+        };
+        r.member_id.is_empty()
+            && r.member_epoch == 0
+            && s.answer.as_ref().is_some_and(|a| {
+                matches!(
+                    decode_answer(68, s.version, &unhex(&a.body)),
+                    Answer::Heartbeat(h) if h.error_code == 0
+                )
+            })
+    })
 }
 
 /// The topic ids of the broker, for the recording.
@@ -533,4 +648,49 @@ pub fn topic_ids_of(m: &MetadataResponse) -> BTreeMap<String, String> {
                 .map(|n| (n.to_string(), uuid_text(t.topic_id)))
         })
         .collect()
+}
+
+/// One step of a sequence as `GROUPCOORD_DIFF_CONSUMER_SEQ=N` prints it: the request's note,
+/// Kafka's answer and, when they differ, groupcoord's and the differing fields.
+pub fn print_step(
+    seq: &WireSequence,
+    k: usize,
+    verdict: &super::classic_check::Verdict,
+    ours: &Ours,
+) {
+    let step = &seq.steps[k];
+    let mark = match &verdict.category {
+        None => "ok".to_string(),
+        Some(c) => format!("DIFF {c}"),
+    };
+    println!("--- step {k} at {} ms: {} [{mark}]", step.at_ms, step.note);
+    let mut b = unhex(&step.request);
+    match step.api_key {
+        68 => println!(
+            "request: {:?}",
+            ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
+        ),
+        69 => println!(
+            "request: {:?}",
+            ConsumerGroupDescribeRequest::decode(&mut b, step.version)
+        ),
+        _ => {}
+    }
+    match &step.answer {
+        Some(a) => println!(
+            "kafka (during step {}): {:?}",
+            a.after_step,
+            decode_answer(step.api_key, step.version, &unhex(&a.body))
+        ),
+        None => println!("kafka: no answer"),
+    }
+    if verdict.category.is_some() {
+        match &ours.answer {
+            Some((i, r)) => println!("groupcoord (during step {i}): {r:?}"),
+            None => println!("groupcoord: no answer"),
+        }
+        for d in &verdict.differences {
+            println!("  {d}");
+        }
+    }
 }

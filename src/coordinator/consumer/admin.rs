@@ -4,7 +4,6 @@
 use crate::util::map::BTreeMap;
 
 use super::group::{ConsumerGroup, ConsumerMember, target_sets};
-use super::preferred_assignor;
 use crate::assignor::consumer::TopicId;
 use crate::coordinator::Coordinator;
 use crate::coordinator::describe::GROUP_OPERATIONS_WITHOUT_AUTHORIZER;
@@ -20,7 +19,7 @@ fn names_by_id(c: &Coordinator) -> BTreeMap<TopicId, String> {
     c.metadata
         .topics
         .keys()
-        .map(|n| (TopicId::from_name(n), n.clone()))
+        .map(|n| (c.topic_id(n), n.clone()))
         .collect()
 }
 
@@ -113,6 +112,7 @@ impl Coordinator {
                 .filter(|id| id.is_empty())
                 .map(|_| DescribedConsumerGroup {
                     error_code: ErrorCode::INVALID_GROUP_ID.0,
+                    authorized_operations: i32::MIN,
                     ..Default::default()
                 });
         let named = req.group_ids.iter().filter(|id| !id.is_empty()).map(|id| {
@@ -129,6 +129,8 @@ impl Coordinator {
                         error_code: ErrorCode::GROUP_ID_NOT_FOUND.0,
                         error_message: Some(message),
                         group_id: id.clone(),
+                        // Kafka leaves its default (INT_MIN) in a group it could not describe.
+                        authorized_operations: i32::MIN,
                         ..Default::default()
                     };
                 }
@@ -140,7 +142,8 @@ impl Coordinator {
                 group_state: g.state().name().to_string(),
                 group_epoch: g.group_epoch,
                 assignment_epoch: g.assignment_epoch,
-                assignor_name: preferred_assignor(g, None, None)
+                assignor_name: g
+                    .preferred_assignor()
                     .unwrap_or_else(|| default_assignor.clone()),
                 members: g
                     .members
@@ -318,10 +321,10 @@ impl Coordinator {
 pub(in crate::coordinator) fn partition_commit_error(
     m: &ConsumerMember,
     member_epoch: i32,
-    topic: &str,
+    topic: TopicId,
     partition: i32,
 ) -> ErrorCode {
-    let id = TopicId::from_name(topic);
+    let id = topic;
     let epoch = m
         .assigned
         .get(&id)

@@ -159,18 +159,23 @@ pub struct ConsumerGroup {
     pub owners: BTreeMap<(TopicId, i32), String>,
     /// The iteration order of Kafka's member map (see `StreamsGroup::member_order`).
     pub member_order: TimelineHashMapOrder<String>,
+    /// How many members ask for each server assignor (Kafka's `serverAssignors`), and that
+    /// map's iteration order, which breaks ties of the preferred assignor.
+    pub(crate) assignor_counts: BTreeMap<String, i32>,
+    pub(crate) assignor_order: TimelineHashMapOrder<String>,
 }
 
 impl ConsumerGroup {
-    /// A new group as Kafka starts it: epochs 0.
+    /// A new group as Kafka 4.4 starts it (`ModernGroup`): group epoch 1, assignment epoch 1, so
+    /// the first join bumps to 2 (docs/consumer-protocol.md §K2.1).
     pub fn new(group_id: &str) -> ConsumerGroup {
         ConsumerGroup {
             group_id: group_id.to_string(),
-            group_epoch: 0,
+            group_epoch: 1,
             metadata_hash: 0,
             members: BTreeMap::new(),
             static_members: BTreeMap::new(),
-            assignment_epoch: 0,
+            assignment_epoch: 1,
             assignment_timestamp: 0,
             target_assignment: BTreeMap::new(),
             resolved_regexes: BTreeMap::new(),
@@ -178,7 +183,111 @@ impl ConsumerGroup {
             metadata_refresh_deadline: (crate::types::Millis(0), 0),
             owners: BTreeMap::new(),
             member_order: TimelineHashMapOrder::with_expected_size(0),
+            assignor_counts: BTreeMap::new(),
+            assignor_order: TimelineHashMapOrder::with_expected_size(0),
         }
+    }
+
+    /// `compute(name, incValue / decValue)` on the assignor counts (a count reaching 0 removes
+    /// the name).
+    fn count_assignor(&mut self, name: Option<&String>, up: bool) {
+        let Some(name) = name else { return };
+        let count = self.assignor_counts.get(name).copied().unwrap_or(0);
+        if !up && count <= 1 {
+            self.assignor_counts.remove(name);
+            self.assignor_order.remove(name);
+            return;
+        }
+        self.assignor_counts
+            .insert(name.clone(), if up { count + 1 } else { count - 1 });
+        self.assignor_order.put(string_hash(name), name.clone());
+    }
+
+    /// Kafka's `preferredServerAssignor()`: the name most members ask for, ties to the first
+    /// in the count map's order.
+    pub fn preferred_assignor(&self) -> Option<String> {
+        let mut best: Option<(String, i32)> = None;
+        for name in self.assignor_order.iteration_order() {
+            let c = self.assignor_counts.get(&name).copied().unwrap_or(0);
+            if best.as_ref().is_none_or(|(_, b)| c > *b) {
+                best = Some((name, c));
+            }
+        }
+        best.map(|(n, _)| n)
+    }
+
+    /// Kafka's `computePreferredServerAssignor(old, new)`: the counts copied into a
+    /// `java.util.HashMap`, `old`'s name decremented and `new`'s incremented with `compute`
+    /// (which puts a new key at the head of its bucket), then the first maximum in that map's
+    /// order.
+    pub fn compute_preferred_assignor(
+        &self,
+        old: Option<&ConsumerMember>,
+        new: Option<&ConsumerMember>,
+    ) -> Option<String> {
+        // (key, count, position in its bucket): tail inserts count up, head inserts down.
+        let mut map: Vec<(String, i32, i64)> = Vec::new();
+        let n = self.assignor_counts.len();
+        let mut threshold: usize = if n == 0 {
+            0
+        } else {
+            ((n as f32 / 0.75 + 1.0) as usize).next_power_of_two()
+        };
+        let mut capacity: usize = 0;
+        let mut head: i64 = 0;
+        let resize = |capacity: &mut usize, threshold: &mut usize| {
+            if *capacity == 0 {
+                *capacity = if *threshold == 0 { 16 } else { *threshold };
+            } else {
+                *capacity *= 2;
+            }
+            *threshold = *capacity * 3 / 4;
+        };
+        for (tail, name) in (0_i64..).zip(self.assignor_order.iteration_order()) {
+            if capacity == 0 {
+                resize(&mut capacity, &mut threshold);
+            }
+            let c = self.assignor_counts.get(&name).copied().unwrap_or(0);
+            map.push((name, c, tail));
+            if map.len() > threshold {
+                resize(&mut capacity, &mut threshold);
+            }
+        }
+        let mut compute = |name: &String, up: bool| {
+            if map.len() > threshold || capacity == 0 {
+                resize(&mut capacity, &mut threshold);
+            }
+            match map.iter().position(|e| &e.0 == name) {
+                Some(i) if !up && map[i].1 <= 1 => {
+                    map.remove(i);
+                }
+                Some(i) => map[i].1 += if up { 1 } else { -1 },
+                None if up => {
+                    head -= 1;
+                    map.push((name.clone(), 1, head));
+                }
+                None => {}
+            }
+        };
+        if let Some(name) = old.and_then(|m| m.server_assignor.as_ref()) {
+            compute(name, false);
+        }
+        if let Some(name) = new.and_then(|m| m.server_assignor.as_ref()) {
+            compute(name, true);
+        }
+        let mask = capacity.max(1) as u32 - 1;
+        let bucket = |k: &str| {
+            let h = string_hash(k) as u32;
+            (h ^ (h >> 16)) & mask
+        };
+        crate::util::sort::unstable_by_key(&mut map, |e| (bucket(&e.0), e.2));
+        let mut best: Option<(&String, i32)> = None;
+        for (name, c, _) in &map {
+            if best.is_none_or(|(_, b)| *c > b) {
+                best = Some((name, *c));
+            }
+        }
+        best.map(|(n, _)| n.clone())
     }
 
     /// The state (docs/consumer-protocol.md §K2.1): Empty, Assigning, Reconciling or Stable.
@@ -216,6 +325,7 @@ impl ConsumerGroup {
     /// Insert or replace a member, keeping the indexes in step.
     pub fn put_member(&mut self, member: ConsumerMember) {
         if let Some(old) = self.members.remove(&member.member_id) {
+            self.count_assignor(old.server_assignor.as_ref(), false);
             self.index_member(&old, false);
             if let Some(i) = &old.instance_id
                 && self.static_members.get(i) == Some(&old.member_id)
@@ -223,6 +333,7 @@ impl ConsumerGroup {
                 self.static_members.remove(i);
             }
         }
+        self.count_assignor(member.server_assignor.as_ref(), true);
         self.index_member(&member, true);
         if let Some(i) = &member.instance_id {
             self.static_members
@@ -247,6 +358,7 @@ impl ConsumerGroup {
     pub fn remove_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
         let old = self.members.remove(member_id)?;
         self.member_order.remove(&old.member_id);
+        self.count_assignor(old.server_assignor.as_ref(), false);
         self.index_member(&old, false);
         if let Some(i) = &old.instance_id
             && self.static_members.get(i).map(String::as_str) == Some(member_id)

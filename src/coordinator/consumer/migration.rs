@@ -21,7 +21,7 @@ use crate::util::map::{BTreeMap, BTreeSet};
 use super::group::{ConsumerGroup, ConsumerMember, TargetPartitions};
 use super::reconcile::{self, ReconcileInput};
 use super::target::{self, TargetRequest};
-use super::{fenced_instance, member_tombstones, new_member_id, preferred_assignor};
+use super::{fenced_instance, member_tombstones, new_member_id, topic_id_of};
 use crate::assignor::client::protocol::{
     decode_assignment_with_user_data, decode_subscription, encode_assignment_at, payload_version,
 };
@@ -72,11 +72,12 @@ fn inconsistent(message: String) -> ApiError {
 fn partitions_by_id(
     partitions: &[(String, i32)],
     metadata: &crate::topology::MetadataImage,
+    ids: &BTreeMap<String, TopicId>,
 ) -> BTreeMap<TopicId, BTreeSet<i32>> {
     let mut out: BTreeMap<TopicId, BTreeSet<i32>> = BTreeMap::new();
     for (topic, p) in partitions {
         if metadata.topics.contains_key(topic) {
-            out.entry(TopicId::from_name(topic)).or_default().insert(*p);
+            out.entry(topic_id_of(ids, topic)).or_default().insert(*p);
         }
     }
     out
@@ -86,11 +87,12 @@ fn partitions_by_id(
 fn partitions_by_name<'a>(
     partitions: impl Iterator<Item = (&'a TopicId, Vec<i32>)>,
     metadata: &crate::topology::MetadataImage,
+    ids: &BTreeMap<String, TopicId>,
 ) -> Vec<(String, i32)> {
     let names: BTreeMap<TopicId, &String> = metadata
         .topics
         .keys()
-        .map(|n| (TopicId::from_name(n), n))
+        .map(|n| (topic_id_of(ids, n), n))
         .collect();
     let mut out = Vec::new();
     for (id, ps) in partitions {
@@ -175,7 +177,7 @@ impl Coordinator {
             }
             let subscription = decode_subscription(cm.metadata(&protocol))
                 .map_err(|_| cannot_upgrade(gid, "the embedded consumer protocol is malformed"))?;
-            let assigned = partitions_by_id(&assigned, &self.metadata);
+            let assigned = partitions_by_id(&assigned, &self.metadata, &self.topic_ids);
             let mut m = ConsumerMember::new(&cm.member_id);
             m.member_epoch = generation;
             m.previous_member_epoch = generation;
@@ -388,6 +390,7 @@ impl Coordinator {
             let partitions = partitions_by_name(
                 target.into_iter().flatten().map(|(t, ps)| (t, ps.clone())),
                 &self.metadata,
+                &self.topic_ids,
             );
             let subscription = classic
                 .members
@@ -750,7 +753,8 @@ impl Coordinator {
             .first()
             .cloned()
             .unwrap_or_else(|| "uniform".to_string());
-        let preferred = preferred_assignor(group, old_for_counts, Some(&updated))
+        let preferred = group
+            .compute_preferred_assignor(Some(&member), Some(&updated))
             .unwrap_or_else(|| default_assignor.clone());
         let assignor = builtin_assignor(&preferred)
             .or_else(|| builtin_assignor(&default_assignor))
@@ -762,23 +766,27 @@ impl Coordinator {
             replaced_member_id: replaced.as_deref(),
             assignor,
             metadata: &self.metadata,
+            topic_ids: &self.topic_ids,
             now,
             assignment_interval_ms: cfg.assignment_interval_ms,
         })?;
         records.extend(target.records);
-        let owned: Vec<TopicIdPartitions> =
-            partitions_by_id(&subscription.owned_partitions, &self.metadata)
-                .into_iter()
-                .map(|(topic_id, ps)| TopicIdPartitions {
-                    topic_id,
-                    partitions: ps.into_iter().collect(),
-                })
-                .collect();
+        let owned: Vec<TopicIdPartitions> = partitions_by_id(
+            &subscription.owned_partitions,
+            &self.metadata,
+            &self.topic_ids,
+        )
+        .into_iter()
+        .map(|(topic_id, ps)| TopicIdPartitions {
+            topic_id,
+            partitions: ps.into_iter().collect(),
+        })
+        .collect();
         let reconciled = if !bump && updated.is_reconciled_to(target.assignment_epoch) {
             updated.clone()
         } else {
             let subscribed: BTreeSet<TopicId> =
-                target::subscribed_topic_ids(group, &updated, &self.metadata)
+                target::subscribed_topic_ids(group, &updated, &self.metadata, &self.topic_ids)
                     .into_iter()
                     .collect();
             let is_owned = |t: &TopicId, p: i32| group.is_partition_owned(t, p);
@@ -911,6 +919,7 @@ impl Coordinator {
                 .iter()
                 .map(|(t, ps)| (t, ps.keys().copied().collect())),
             &self.metadata,
+            &self.topic_ids,
         );
         let assignment = classic_assignment_bytes(partitions, &subscription)?;
         timers.extend(self.timers.cancel(&TimerKey::ConsumerClassicSync {

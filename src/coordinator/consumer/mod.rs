@@ -13,6 +13,7 @@ pub(super) use admin::partition_commit_error;
 pub mod group;
 mod migration;
 pub mod reconcile;
+mod regex;
 mod replay;
 pub mod target;
 
@@ -34,6 +35,13 @@ use crate::types::Millis;
 pub use group::{ConsumerGroup, ConsumerMember};
 use reconcile::ReconcileInput;
 use target::TargetRequest;
+
+/// A topic's id: the one given from outside, else derived from its name.
+pub(crate) fn topic_id_of(ids: &BTreeMap<String, TopicId>, name: &str) -> TopicId {
+    ids.get(name)
+        .copied()
+        .unwrap_or_else(|| TopicId::from_name(name))
+}
 
 fn blank(s: &str) -> bool {
     s.trim().is_empty()
@@ -208,38 +216,6 @@ fn response_assignment(assigned: &PartitionEpochs) -> Vec<TopicIdPartitions> {
         .collect()
 }
 
-/// The preferred server assignor of a group with `old` replaced by `new`: the name most members
-/// ask for (ties: the first in a Java `HashMap`'s order, as Kafka's stream `max` keeps).
-fn preferred_assignor(
-    group: &ConsumerGroup,
-    old: Option<&ConsumerMember>,
-    new: Option<&ConsumerMember>,
-) -> Option<String> {
-    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
-    let skip = old.map(|m| m.member_id.as_str());
-    for m in group
-        .members
-        .values()
-        .filter(|m| Some(m.member_id.as_str()) != skip)
-        .chain(new)
-    {
-        if let Some(a) = &m.server_assignor {
-            *counts.entry(a.as_str()).or_default() += 1;
-        }
-    }
-    let order = crate::assignor::consumer::java_order::string_hash_map_order(
-        counts.keys().copied().collect::<Vec<_>>(),
-    );
-    let mut best: Option<(&str, i64)> = None;
-    for name in order {
-        let c = counts[name];
-        if best.is_none_or(|(_, b)| c > b) {
-            best = Some((name, c));
-        }
-    }
-    best.map(|(n, _)| n.to_string())
-}
-
 /// A member id for a v0 member that sent none: Kafka draws a random `Uuid` (printed as 22
 /// characters of URL-safe base64); the pure core derives one from the group, a sequence number
 /// and the time.
@@ -250,6 +226,104 @@ fn new_member_id(group_id: &str, seq: u64, now: Millis) -> String {
     input.extend_from_slice(&now.0.to_be_bytes());
     let h = xxhash_rust::xxh3::xxh3_128(&input);
     TopicId::new((h >> 64) as i64, h as i64).to_string()
+}
+
+/// What a heartbeat did to the member's regular expression (Kafka's
+/// `UpdateRegularExpressionStatus`, docs/consumer-protocol.md §K3.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegexStatus {
+    NoChange,
+    Updated,
+    /// Changed to an expression the group has resolved already, or to none: the subscribed
+    /// topics are known now, so the group epoch is bumped at once.
+    UpdatedAndResolved,
+}
+
+/// The inputs of `maybeUpdateRegularExpressions` that are not the group or the member.
+struct RegexContext {
+    now: Millis,
+    refresh_interval_ms: i32,
+    last_version_with_new_topics: i64,
+    resolution_scheduled: bool,
+}
+
+/// Kafka's `maybeUpdateRegularExpressions` (docs/consumer-protocol.md §K3.9): the status of the
+/// member's expression, the tombstone of an expression no member uses any more, and whether a
+/// resolution must be scheduled. A new expression that does not compile is refused.
+fn regex_update(
+    group: &ConsumerGroup,
+    member: &ConsumerMember,
+    updated: &ConsumerMember,
+    cx: &RegexContext,
+    records: &mut Vec<Record>,
+) -> Result<(RegexStatus, bool), ApiError> {
+    let old = member.subscribed_topic_regex.as_str();
+    let new = updated.subscribed_topic_regex.as_str();
+    let subscribers = |r: &str| {
+        group
+            .members
+            .values()
+            .filter(|m| m.subscribed_topic_regex == r)
+            .count()
+    };
+    let mut status = RegexStatus::NoChange;
+    let mut require_refresh = false;
+    if old != new {
+        status = RegexStatus::Updated;
+        if !old.is_empty() && subscribers(old) == 1 {
+            records.push(Record::ConsumerRegularExpression {
+                group_id: group.group_id.clone(),
+                regex: old.to_string(),
+                value: None,
+            });
+        }
+        if !new.is_empty() {
+            if subscribers(new) == 0 {
+                regex::validate(new)?;
+                require_refresh = true;
+            } else if group.resolved_regexes.contains_key(new) {
+                status = RegexStatus::UpdatedAndResolved;
+            }
+        } else if !old.is_empty() {
+            status = RegexStatus::UpdatedAndResolved;
+        }
+    }
+    let mut subscribed: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in group.members.values() {
+        if !m.subscribed_topic_regex.is_empty() {
+            *subscribed
+                .entry(m.subscribed_topic_regex.as_str())
+                .or_default() += 1;
+        }
+    }
+    if !require_refresh && subscribed.is_empty() {
+        return Ok((status, false));
+    }
+    if cx.resolution_scheduled {
+        return Ok((status, false));
+    }
+    // Every expression of a group is resolved in one go: the first one's time and version
+    // stand for all (Kafka reads the first of its map).
+    let last = group.resolved_regexes.values().next();
+    let last_refresh_ms = last.map_or(i64::MIN, |r| r.timestamp);
+    if cx.now.0 <= last_refresh_ms.saturating_add(10_000) {
+        return Ok((status, false));
+    }
+    if !old.is_empty()
+        && let Some(c) = subscribed.get_mut(old)
+    {
+        *c -= 1;
+        if *c == 0 {
+            subscribed.remove(old);
+        }
+    }
+    if !new.is_empty() {
+        *subscribed.entry(new).or_default() += 1;
+    }
+    require_refresh |= subscribed.len() != group.resolved_regexes.len();
+    require_refresh |= last.map_or(0, |r| r.version) < cx.last_version_with_new_topics;
+    require_refresh |= cx.now.0 > last_refresh_ms.saturating_add(i64::from(cx.refresh_interval_ms));
+    Ok((status, require_refresh && !subscribed.is_empty()))
 }
 
 impl Coordinator {
@@ -415,7 +489,7 @@ impl Coordinator {
         let regexes: BTreeSet<&str> = leaving
             .iter()
             .map(|m| m.subscribed_topic_regex.as_str())
-            .filter(|r| !r.is_empty() && group.resolved_regexes.contains_key(*r))
+            .filter(|r| !r.is_empty())
             .collect();
         for regex in regexes {
             if !group
@@ -679,8 +753,21 @@ impl Coordinator {
             });
             names_changed = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        let regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex;
-        let subscription_changed = names_changed || regex_changed;
+        let (regex_status, resolve_regexes) = regex_update(
+            group,
+            &member,
+            &updated,
+            &RegexContext {
+                now,
+                refresh_interval_ms: cfg.regex_refresh_interval_ms,
+                last_version_with_new_topics: self.metadata_versions.last_with_new_topics,
+                resolution_scheduled: self.timers.is_scheduled(&TimerKey::ConsumerRegex {
+                    group_id: gid.clone(),
+                }),
+            },
+            &mut records,
+        )?;
+        let subscription_changed = names_changed || regex_status != RegexStatus::NoChange;
         let old_for_counts = group
             .members
             .get(&member.member_id)
@@ -690,11 +777,15 @@ impl Coordinator {
             .first()
             .cloned()
             .unwrap_or_else(|| "uniform".to_string());
-        let preferred_before =
-            preferred_assignor(group, None, None).unwrap_or_else(|| default_assignor.clone());
-        let preferred_after = preferred_assignor(group, old_for_counts, Some(&updated))
+        let preferred_before = group
+            .preferred_assignor()
             .unwrap_or_else(|| default_assignor.clone());
-        let mut bump = names_changed || preferred_before != preferred_after;
+        let preferred_after = group
+            .compute_preferred_assignor(Some(&member), Some(&updated))
+            .unwrap_or_else(|| default_assignor.clone());
+        let mut bump = names_changed
+            || regex_status == RegexStatus::UpdatedAndResolved
+            || preferred_before != preferred_after;
 
         // Subscription metadata: the metadata hash of the subscribed topics (docs/consumer-protocol.md §K3.6).
         let mut group_epoch = group.group_epoch;
@@ -735,6 +826,7 @@ impl Coordinator {
             replaced_member_id: replaced.as_deref(),
             assignor,
             metadata: &self.metadata,
+            topic_ids: &self.topic_ids,
             now,
             assignment_interval_ms: cfg.assignment_interval_ms,
         })?;
@@ -746,7 +838,7 @@ impl Coordinator {
                 updated.clone()
             } else {
                 let subscribed: BTreeSet<TopicId> =
-                    target::subscribed_topic_ids(group, &updated, &self.metadata)
+                    target::subscribed_topic_ids(group, &updated, &self.metadata, &self.topic_ids)
                         .into_iter()
                         .collect();
                 let is_owned = |t: &TopicId, p: i32| group.is_partition_owned(t, p);
@@ -795,6 +887,12 @@ impl Coordinator {
                 self.timer_cancel(&mut timers, &key);
             }
         }
+        if resolve_regexes {
+            let key = TimerKey::ConsumerRegex {
+                group_id: gid.clone(),
+            };
+            self.timer_schedule(&mut timers, key, now, 0);
+        }
         self.timer_schedule(
             &mut timers,
             TimerKey::SessionTimeout {
@@ -825,6 +923,76 @@ impl Coordinator {
             timers,
             topics_to_create: Vec::new(),
         })
+    }
+
+    /// The group's regular expressions resolved against the topics (Kafka's
+    /// `handleRegularExpressionsResult`, docs/consumer-protocol.md §K3.9): a record for every
+    /// expression a member still subscribes to, and a group epoch bump when an expression's
+    /// topics or the metadata hash changed. Nothing when the group is gone.
+    fn consumer_resolve_regexes(&mut self, now: Millis, group_id: &str) -> Outcome<()> {
+        let mut out = Outcome::new(());
+        let Some(group) = self.groups.consumer(group_id) else {
+            return out;
+        };
+        let subscribed: BTreeSet<&str> = group
+            .members
+            .values()
+            .map(|m| m.subscribed_topic_regex.as_str())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let resolved = regex::resolve(subscribed.iter().copied(), &self.metadata);
+        let mut bump = false;
+        let mut topics: BTreeSet<String> = BTreeSet::new();
+        for m in group.members.values() {
+            topics.extend(m.subscribed_topic_names.iter().cloned());
+        }
+        for (regex, now_topics) in &resolved {
+            let before = group
+                .resolved_regexes
+                .get(regex)
+                .map(|r| r.topics.as_slice());
+            if before.unwrap_or(&[]) != now_topics.as_slice() {
+                bump = true;
+            }
+            topics.extend(now_topics.iter().cloned());
+            out.records.push(Record::ConsumerRegularExpression {
+                group_id: group_id.to_string(),
+                regex: regex.clone(),
+                value: Some(crate::records::ConsumerRegexValue {
+                    topics: now_topics.clone(),
+                    version: self.metadata_versions.current,
+                    timestamp: now.0,
+                }),
+            });
+        }
+        // Expressions resolved earlier that nobody subscribes to any more keep their topics in
+        // Kafka's count until their tombstone is replayed.
+        for (regex, r) in &group.resolved_regexes {
+            if !resolved.contains_key(regex) {
+                topics.extend(r.topics.iter().cloned());
+            }
+        }
+        let hash = crate::topology::metadata_hash(&topics, &self.metadata);
+        if hash != group.metadata_hash {
+            bump = true;
+        }
+        let epoch = group.group_epoch + 1;
+        if bump {
+            out.records.push(Record::ConsumerGroupMetadata {
+                group_id: group_id.to_string(),
+                value: Some(ConsumerGroupMetadataValue {
+                    epoch,
+                    metadata_hash: hash,
+                }),
+            });
+        }
+        if self.apply(&out.records).is_err() {
+            return Outcome::new(());
+        }
+        if bump && let Some(g) = self.groups.consumer_mut(group_id) {
+            g.metadata_refresh_deadline = (now.plus(i32::MAX as i64), epoch);
+        }
+        out
     }
 
     /// Arm the timers of consumer groups after loading (docs/consumer-protocol.md §K5): a session timeout for every
@@ -879,6 +1047,9 @@ impl Coordinator {
             } => {
                 self.groups.consumer(group_id)?;
                 Some(self.consumer_fence_member(now, group_id, member_id))
+            }
+            TimerKey::ConsumerRegex { group_id } => {
+                Some(Ok(self.consumer_resolve_regexes(now, group_id)))
             }
             TimerKey::RebalanceTimeout {
                 group_id,

@@ -153,6 +153,8 @@ impl Coordinator {
                     self.consumer_or_create(group_id)?
                         .resolved_regexes
                         .insert(regex.clone(), v.clone());
+                    // The topic-view version survives a restart through the resolutions.
+                    self.metadata_versions.current = self.metadata_versions.current.max(v.version);
                 }
                 None => {
                     if let Some(g) = self.groups.consumer_mut(group_id) {

@@ -26,6 +26,8 @@ pub struct TargetRequest<'a> {
     pub replaced_member_id: Option<&'a str>,
     pub assignor: &'a dyn PartitionAssignor,
     pub metadata: &'a MetadataImage,
+    /// Topic ids given from outside (`Coordinator::set_topic_ids`).
+    pub topic_ids: &'a BTreeMap<String, TopicId>,
     pub now: Millis,
     pub assignment_interval_ms: i32,
 }
@@ -43,6 +45,7 @@ pub fn subscribed_topic_ids(
     group: &ConsumerGroup,
     member: &ConsumerMember,
     metadata: &MetadataImage,
+    ids: &BTreeMap<String, TopicId>,
 ) -> Vec<TopicId> {
     let mut names: BTreeSet<&str> = member
         .subscribed_topic_names
@@ -55,7 +58,7 @@ pub fn subscribed_topic_ids(
     string_hash_set_copy_order(names)
         .into_iter()
         .filter(|n| metadata.topics.contains_key(*n))
-        .map(TopicId::from_name)
+        .map(|n| super::topic_id_of(ids, n))
         .collect()
 }
 
@@ -116,9 +119,9 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
     let mut specs = Vec::with_capacity(order.len());
     for id in &order {
         let m = member(id);
-        let subscribed = subscribed_topic_ids(g, m, req.metadata);
+        let subscribed = subscribed_topic_ids(g, m, req.metadata, req.topic_ids);
         for (name, n) in &req.metadata.topics {
-            let tid = TopicId::from_name(name);
+            let tid = super::topic_id_of(req.topic_ids, name);
             if subscribed.contains(&tid) {
                 topics
                     .topics

@@ -45,9 +45,9 @@ pub(super) fn uuid(t: &TopicId) -> Uuid {
     )
 }
 
-/// The wire `Uuid` of a topic name (groupcoord's topic ids are derived from names).
-pub(super) fn uuid_of_name(name: &str) -> Uuid {
-    uuid(&TopicId::from_name(name))
+/// The wire `Uuid` of a topic name (derived from the name unless the coordinator was given ids).
+pub(super) fn uuid_of_name(coord: &crate::coordinator::Coordinator, name: &str) -> Uuid {
+    uuid(&coord.topic_id(name))
 }
 
 impl State {

@@ -453,13 +453,14 @@ impl DataPlane {
             let mut ft = FetchableTopicResponse::default();
             ft.topic = t.topic.clone();
             ft.topic_id = t.topic_id;
-            // v13+ names topics by id: groupcoord's ids are derived from the names (Metadata
-            // reports the same ones).
+            // v13+ names topics by id: the server's ids are derived from the names (Metadata
+            // reports the same ones; only a comparison harness gives the core other ids).
             let by_id = (version >= 13)
                 .then(|| {
-                    topics
-                        .keys()
-                        .find(|n| super::consumer::uuid_of_name(n) == t.topic_id)
+                    topics.keys().find(|n| {
+                        super::consumer::uuid(&crate::assignor::consumer::TopicId::from_name(n))
+                            == t.topic_id
+                    })
                 })
                 .flatten();
             for p in &t.partitions {

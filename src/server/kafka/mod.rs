@@ -487,7 +487,7 @@ impl State {
                     None => self
                         .topics
                         .keys()
-                        .find(|n| consumer::uuid_of_name(n) == t.topic_id)
+                        .find(|n| consumer::uuid_of_name(&self.coord, n) == t.topic_id)
                         .cloned(),
                 })
                 .filter(|n| seen.insert(n.clone()))
@@ -522,7 +522,7 @@ impl State {
             t.name = Some(TopicName(s(name.clone())));
             t.is_internal = topic::is_internal(&name);
             if v >= 10 && self.topics.contains_key(&name) {
-                t.topic_id = consumer::uuid_of_name(&name);
+                t.topic_id = consumer::uuid_of_name(&self.coord, &name);
             }
             match self.topics.get(&name) {
                 Some(&n) => {
