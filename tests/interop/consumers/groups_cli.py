@@ -73,7 +73,9 @@ def normalize(text):
     for line in text.splitlines():
         if re.match(r"^\[[0-9:.]+\] (WARN|INFO)", line) or not line.strip():
             continue
-        line = re.sub(r"\b[A-Za-z0-9_-]{22}\b", "MEMBER-ID", line)  # base64 uuid member ids
+        # Member ids: 22-character base64 uuids, URL-safe (Kafka, Java) or standard with + and /
+        # (librdkafka); a whole whitespace-separated token, since one may start with - or _.
+        line = re.sub(r"(?<!\S)[A-Za-z0-9_+/-]{22}(?!\S)", "MEMBER-ID", line)
         line = re.sub(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "MEMBER-ID", line)
         line = re.sub(r"(localhost|127\.0\.0\.1):\d+\s+\(\d+\)", "COORDINATOR", line)
         out.append(" ".join(line.split()))
