@@ -396,8 +396,16 @@ def main():
         # accepted (the commit re-commits the app's own offset; the leave removes the member,
         # and the app joins again).
         a = AdminClient(admin_conf(args))
-        offsets = a.list_consumer_group_offsets([ConsumerGroupTopicPartitions(args.app)])[args.app].result()
-        p0 = next(tp.offset for tp in offsets.topic_partitions if tp.topic == INPUT and tp.partition == 0)
+        # The app commits on its own interval: wait until partition 0's offset is there (a CI
+        # run found none yet and failed with StopIteration).
+        p0, deadline = None, time.time() + 60
+        while p0 is None:
+            offsets = a.list_consumer_group_offsets([ConsumerGroupTopicPartitions(args.app)])[args.app].result()
+            p0 = next((tp.offset for tp in offsets.topic_partitions
+                       if tp.topic == INPUT and tp.partition == 0 and tp.offset >= 0), None)
+            if p0 is None:
+                assert time.time() < deadline, "the app never committed input partition 0"
+                time.sleep(0.5)
         _, m, e = live_member(args)
         assert m == member, "another member"
         code = admin.offset_commit(args.app, member, e, INPUT, p0)
