@@ -38,7 +38,7 @@ mod native {
     #[command(
         name = "groupcoord",
         version,
-        about = "Kafka 4.4 streams group coordinator (KIP-1071)"
+        about = "Apache Kafka 4.4's group coordinator: streams (KIP-1071), classic and KIP-848 consumer groups"
     )]
     struct Cli {
         #[command(subcommand)]

@@ -243,6 +243,7 @@ function render() {
   // The header is rebuilt only when the group changes; time and step count tick in place.
   const hdr = $('group-header'), classic = isClassic(g);
   setGroupKind(classic);
+  if (S.consumerShown !== (g.group_type === 'consumer')) { S.consumerShown = g.group_type === 'consumer'; document.body.classList.toggle('consumer', S.consumerShown); }
   const live = '<span class="kv">t <b data-live="t"></b></span><span class="kv">steps <b data-live="steps"></b></span>';
   if (classic) renderClassicHeader(hdr, g, live); else renderHeader(hdr, g, live);
   if (hdr._liveKey !== hdr._key) { hdr._liveKey = hdr._key; hdr._t = hdr.querySelector('[data-live=t]'); hdr._steps = hdr.querySelector('[data-live=steps]'); }

@@ -680,8 +680,42 @@ test('first screen and a lesson: narration pinned to simulated time and to the e
   assert.deepEqual(errors, []);
 });
 
+test('the KIP-848 lesson: its narration matches the simulated group at every step', async () => {
+  const page = await open(`${base}?lesson=kip848`);
+  const step = async (i) => {
+    if (i > 0) await page.click('[data-testid=lesson-next]');
+    await page.waitForFunction((n) => document.querySelector('[data-testid=lesson]').dataset.step === String(n) && !window.explorer.state.playing, i, { timeout: 30000 });
+  };
+  const cardText = (prefix) => page.$eval(`#cards [data-member^="${prefix}"]`, (e) => e.textContent);
+  await step(0);
+  assert.match(await page.textContent('[data-testid=lesson-text]'), /ConsumerGroupHeartbeat/);
+  await step(1); // c2 joined: it waits for partitions c1 still owns; c1 learns the target later
+  assert.match(await cardText('c2-'), /UNRELEASED_PARTITIONS/);
+  assert.match(await cardText('c1-'), /STABLE/);
+  await step(2);
+  await step(3);
+  assert.equal(await groupState(page), 'Stable');
+  // A consumer group's panels speak of partitions and draw its epochs (not the streams view).
+  assert.equal(await page.textContent('[data-testid=partition-count]'), '6');
+  assert.equal(await page.$('#chart .empty-hint'), null, 'the epoch chart draws the consumer records');
+  assert.ok(await page.$$eval('#chart path.m', (ps) => ps.filter((p) => p.getAttribute('d')).length) >= 2, 'a line per member');
+  assert.ok(!(await page.isVisible('[data-act=bump_topology_epoch]')), 'no streams-only actions');
+  assert.match(await cardText('c1-'), /\d+s/, 'the session countdown of a member');
+  await step(4); // c2 fenced by its session timeout
+  assert.match(await groupState(page), /Assigning|Reconciling/);
+  await step(5);
+  await step(6); // the stalled c1 holds one partition; c4 already has the other
+  assert.match(await cardText('c1-'), /UNREVOKED_PARTITIONS/);
+  assert.match(await cardText('c4-'), /orders-5/);
+  await page.screenshot({ path: `${OUT}11b-lesson-kip848.png` });
+  await step(7);
+  assert.equal(await groupState(page), 'Stable');
+  await page.close();
+  assert.deepEqual(errors, []);
+});
+
 test('every lesson opens by ?lesson= and its steps are in time order', async () => {
-  for (const id of ['joining', 'crash', 'standby', 'static', 'topology', 'eager', 'cooperative']) {
+  for (const id of ['joining', 'crash', 'standby', 'static', 'topology', 'eager', 'cooperative', 'kip848']) {
     const page = await open(`${base}?lesson=${id}`);
     await page.waitForFunction(() => document.querySelector('[data-testid=lesson]').dataset.step === '0', null, { timeout: 20000 });
     assert.ok((await page.textContent('[data-testid=lesson-text]')).length > 40, id);

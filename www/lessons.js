@@ -84,6 +84,19 @@ export const LESSONS = [
       { at: 33400, focus: ['#stw', CHART], text: 'c3 joined the same way: two generations per change, almost no gap. (KIP-848 and KIP-1071 move the assignor to the coordinator and drop the global barrier altogether.)' },
     ],
   },
+  {
+    id: 'kip848', title: 'KIP-848 consumers: no barrier at all', preset: 'consumer-uniform', seek: 14000,
+    steps: [
+      { at: 14000, focus: [CARDS, LANES], text: 'The same consumers, now with the <b>KIP-848 consumer protocol</b>: one RPC, <code>ConsumerGroupHeartbeat</code>, and the assignor (<code>uniform</code>) runs <b>in the coordinator</b>. No JoinGroup, no SyncGroup, no leader. c1 owns all 6 partitions; at 15 s c2 joins.' },
+      { at: 15100, focus: [card('c2'), GRID, CHART], text: 'c2\'s join bumped the <b>group epoch</b> and the coordinator computed the new target at once: c2 gets orders-3..5, c1 keeps 0..2. c2 is <b>UNRELEASED_PARTITIONS</b>: it may not take a partition before c1 has revoked it. c1 is still STABLE at the old epoch: it learns the new target on its next heartbeat.' },
+      { at: 15300, focus: [card('c1'), LANES], text: 'c1 heartbeated, revoked orders-3..5 (and only those: it kept consuming 0..2 throughout) and acknowledged in the next heartbeat: member epoch 3. Nobody else had to stop.' },
+      { at: 20100, focus: [CARDS, STATE], text: 'c2 learned on its next heartbeat that its partitions are free, and the group is <b>Stable</b> at epoch 3. Compare the eager lesson: there, every consumer stopped for the whole rebalance.' },
+      { at: 90300, focus: [CHART, STATE], text: 'c2 crashed at 50 s. Nothing happened until its <b>session timeout</b> (45 s after its last heartbeat) fenced it: the group epoch went up and the group is <b>Assigning</b> for a moment, then its partitions go to c1 and c3.' },
+      { at: 111100, focus: [CARDS, GRID], text: 'c1\'s poll loop stalls (from 110 s, for 15 s) while c4 joins. Its heartbeat thread keeps it in the group, but it cannot run its revocation callback: from its next heartbeat on it is <b>UNREVOKED_PARTITIONS</b>, holding orders-4 that c4 waits for.' },
+      { at: 116100, focus: [card('c4'), GRID], text: 'c3 gave up orders-5 promptly and c4 already owns it: only <b>the one partition c1 must release</b> waits for c1. Under the classic protocols the slow member would hold up the whole group.' },
+      { at: 126200, focus: [CARDS, STATE, CHART], text: 'c1 came back, revoked orders-4, and c4 took it: Stable at epoch 6. Each change cost each member one or two heartbeats, and only the partitions that moved were ever unowned.' },
+    ],
+  },
 ];
 
 /** The lesson player. `app` gives: start(spec, actions, name), seek(t), play(), pause(),

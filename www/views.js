@@ -55,10 +55,13 @@ const STATE_TERM = { UNREVOKED_TASKS: 'UNREVOKED_TASKS', UNRELEASED_TASKS: 'UNRE
 // ---- group header -----------------------------------------------------------------------------
 
 export function renderHeader(el, g, extra = '') {
-  const key = JSON.stringify([g.group_id, g.state, g.group_epoch, g.assignment_epoch, g.topology_epoch, g.assignor, g.num_standby_replicas, g.statuses, g.members.length, g.tasks.length, extra]);
+  const key = JSON.stringify([g.group_id, g.state, g.group_epoch, g.assignment_epoch, g.topology_epoch, g.assignor, g.num_standby_replicas, g.statuses, g.members.length, g.tasks.length, g.group_type === 'consumer' ? g.members.map((m) => m.target_active.length + m.active.length) : 0, extra]);
   if (el._key === key) return;
   el._key = key;
   const known = g.members.filter((m) => m.state != null).length;
+  // A KIP-848 consumer group has partitions, not tasks, and no standbys.
+  const consumer = g.group_type === 'consumer';
+  const partitions = consumer ? new Set(g.members.flatMap((m) => [...m.active, ...m.target_active])).size : 0;
   el.innerHTML = `
     <span class="badge state-${esc(g.state)}" data-term="gs-${esc(g.state)}" tabindex="0" data-testid="group-state">${esc(g.state)}</span>
     <span class="gid">${esc(g.group_id)}</span>
@@ -66,9 +69,9 @@ export function renderHeader(el, g, extra = '') {
     <span class="kv" data-term="assignment-epoch">assignment epoch <b data-testid="assignment-epoch">${g.assignment_epoch}</b></span>
     ${g.topology_epoch != null ? `<span class="kv" data-term="topology-epoch">topology <b>${g.topology_epoch}</b>${g.validated_topology_epoch != null && g.validated_topology_epoch !== g.topology_epoch ? ` <small>(validated ${g.validated_topology_epoch})</small>` : ''}</span>` : ''}
     ${g.assignor ? `<span class="kv" data-term="assignor">assignor <b>${esc(g.assignor)}</b></span>` : ''}
-    ${g.num_standby_replicas != null ? `<span class="kv" data-term="standby">standbys <b>${g.num_standby_replicas}</b></span>` : ''}
+    ${g.num_standby_replicas != null && !consumer ? `<span class="kv" data-term="standby">standbys <b>${g.num_standby_replicas}</b></span>` : ''}
     <span class="kv">members <b data-testid="member-count">${known}</b></span>
-    <span class="kv">tasks <b>${g.tasks.length}</b></span>
+    ${consumer ? `<span class="kv" title="partitions owned or targeted">partitions <b data-testid="partition-count">${partitions}</b></span>` : `<span class="kv">tasks <b>${g.tasks.length}</b></span>`}
     ${extra}
     ${(g.statuses ?? []).map((s) => `<span class="status-chip" data-term="statuses">${esc(s)}</span>`).join('')}`;
 }
@@ -144,9 +147,9 @@ export class EpochChart {
         }
         for (const id of this.present) if (!now.has(id)) this.pushPt(this.members.get(id), t, null);
         this.present = now;
-      } else if (rec.type === 'GroupMetadata' && rec.value) this.pushPt(this.group, t, rec.value.epoch);
-      else if (rec.type === 'TargetAssignmentMetadata' && rec.value) this.pushPt(this.assign, t, rec.value.assignment_epoch);
-      else if (rec.type === 'CurrentMemberAssignment') {
+      } else if ((rec.type === 'GroupMetadata' || rec.type === 'ConsumerGroupMetadata') && rec.value) this.pushPt(this.group, t, rec.value.epoch);
+      else if ((rec.type === 'TargetAssignmentMetadata' || rec.type === 'ConsumerTargetAssignmentMetadata') && rec.value) this.pushPt(this.assign, t, rec.value.assignment_epoch);
+      else if (rec.type === 'CurrentMemberAssignment' || rec.type === 'ConsumerCurrentMemberAssignment') {
         if (!this.members.has(rec.member_id)) this.members.set(rec.member_id, []);
         this.pushPt(this.members.get(rec.member_id), t, rec.value ? rec.value.member_epoch : null);
       } else continue;

@@ -2,6 +2,7 @@
 //! assigned, pending revocation, target) joined with what each simulated consumer consumes.
 
 use crate::assignor::consumer::TopicId;
+use crate::coordinator::TimerKey;
 
 use super::api::*;
 use super::engine::Simulation;
@@ -74,7 +75,15 @@ impl Simulation {
                 }),
                 owned_standby: Vec::new(),
                 owned_warmup: Vec::new(),
-                session_deadline_ms: None,
+                // The coordinator's session timer of the member (the card's countdown arc).
+                session_deadline_ms: m.and_then(|_| {
+                    self.timers()
+                        .get(&TimerKey::SessionTimeout {
+                            group_id: group_id.clone(),
+                            member_id: id.to_string(),
+                        })
+                        .map(|d| d.0)
+                }),
                 session_timeout_ms: self.config().consumer.session_timeout_ms as i64,
                 rebalance_deadline_ms: None,
                 next_heartbeat_ms: c.and_then(|c| c.next_hb_ms),
