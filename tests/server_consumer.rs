@@ -241,3 +241,81 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// GET `path` from the web view; the body.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+}
+
+/// The web UI's live view shows a real consumer group as the explorer shows a simulated one:
+/// the coordinator's member states, epochs, assigned and target partitions by topic name, and
+/// session deadlines (it listed streams groups only before).
+#[tokio::test]
+async fn live_view_shows_a_consumer_group() {
+    let dir = temp_dir("server-consumer-live");
+    let mut o = options(dir.clone());
+    o.http = Some("127.0.0.1:0".parse().unwrap());
+    let server = start(o).await.expect("server starts");
+    let http = server.http_addr.unwrap();
+    let mut c1 = connect(&server, "c1").await;
+    let mut c2 = connect(&server, "c2").await;
+    let r1 = c1.call(1, &join_request("m1")).await.expect("join");
+    assert_eq!(partitions(&r1), [0, 1, 2, 3]);
+    // m2 joins: m1 must revoke two partitions before m2 gets them.
+    let r2 = c2.call(1, &join_request("m2")).await.expect("join");
+    assert_eq!((r2.error_code, r2.member_epoch), (NONE, 3));
+
+    let body = http_get(http, "/api/groups").await;
+    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let g = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group_id"] == GROUP)
+        .unwrap_or_else(|| panic!("{GROUP} in {body}"))
+        .clone();
+    assert_eq!(g["group_type"], "consumer");
+    assert_eq!(g["member_count"], 2);
+    let v = &g["view"];
+    assert_eq!(v["group_type"], "consumer");
+    assert_eq!(v["state"], "Reconciling", "{v}");
+    assert_eq!(
+        (v["group_epoch"].as_i64(), v["assignment_epoch"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(v["assignor"], "uniform");
+    let member = |id: &str| {
+        v["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["member_id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {v}"))
+            .clone()
+    };
+    let (m1, m2) = (member("m1"), member("m2"));
+    // m1 is still at epoch 2 owning all four partitions: it learns of the new target on its
+    // next heartbeat; m2 waits for the two partitions m1 has to give up.
+    assert_eq!(
+        (m1["state"].as_str(), m1["member_epoch"].as_i64()),
+        (Some("STABLE"), Some(2))
+    );
+    assert_eq!(
+        m1["active"],
+        serde_json::json!(["t-0", "t-1", "t-2", "t-3"])
+    );
+    assert_eq!(m1["target_active"].as_array().unwrap().len(), 2, "{m1}");
+    assert_eq!(m2["state"], "UNRELEASED_PARTITIONS", "{m2}");
+    assert_eq!(m2["target_active"].as_array().unwrap().len(), 2, "{m2}");
+    for m in [&m1, &m2] {
+        assert!(m["session_deadline_ms"].as_i64().is_some(), "{m}");
+    }
+    server.shutdown().await;
+}

@@ -7,12 +7,14 @@
 // record. Degrades to a message when the API is absent (a static server).
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, esc, naturallyOrdered, renderHeader, renderMessageDetail, renderRecordDetail } from './views.js';
 import { GhostCards, announce, ghostMembers } from './history.js';
+import { isClassic, renderClassicHeader } from './classic.js';
 
 const WINDOW_MS = 30000;
 const TIME_FIELDS = ['session_deadline_ms', 'rebalance_deadline_ms', 'next_heartbeat_ms'];
 
 /** `groupcoord serve --http` sends `{seq, time_ms, topics, groups: [{group_id, group_state,
- * group_type, describe, view}]}`. Only streams groups carry a view. */
+ * group_type, member_count, describe, view}]}`: every group type carries a view (`describe`: streams
+ * groups only). */
 function groupsOf(json) {
   return (Array.isArray(json?.groups) ? json.groups : []);
 }
@@ -41,7 +43,7 @@ export function startLive(container, statusEl) {
       <div class="panel"><h3>Members</h3><div class="cards"></div><div class="ghosts" hidden></div></div>
       <div class="panel"><h3 data-term="target-assignment">Assignment: current vs target</h3><div class="grid-wrap"></div></div>
       <div class="live-row">
-        <div class="panel"><h3 data-term="heartbeat">Heartbeats <small>the server's real StreamsGroupHeartbeat exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes</small></h3><div class="lanes-wrap" data-testid="live-lanes"></div></div>
+        <div class="panel"><h3 data-term="heartbeat">Heartbeats <small class="lanes-note">the server's real StreamsGroupHeartbeat exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes</small></h3><div class="lanes-wrap" data-testid="live-lanes"></div></div>
         <div class="panel detail" data-testid="live-detail"></div>
       </div>
       <div class="panel"><h3>Coordinator records</h3><div class="records-wrap" data-testid="live-records"></div></div>`;
@@ -64,7 +66,12 @@ export function startLive(container, statusEl) {
     const now = serverNow() - base;
     const g = naturallyOrdered(v.g, v.sortCache ??= {});
     v.order = new Map(g.members.map((m, i) => [m.member_id, i]));
-    renderHeader(v.hdr, g);
+    if (isClassic(g)) renderClassicHeader(v.hdr, g); else renderHeader(v.hdr, g);
+    if (g.group_type !== 'streams' && !v.noted) {
+      // The server keeps the exchanges of StreamsGroupHeartbeat only; other groups show their records.
+      v.noted = true;
+      v.el.querySelector('.lanes-note').textContent = `the server records StreamsGroupHeartbeat exchanges only; this ${g.group_type} group's changes are its coordinator records below`;
+    }
     v.cards.update(g, now, v.order);
     v.grid.update(g, v.order);
     v.chart.render(now, v.order);

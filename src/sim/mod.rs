@@ -107,6 +107,7 @@ mod wire;
 
 pub use api::*;
 pub use config::SimKnobs;
+pub use consumer_snapshot::consumer_group_view;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
 pub use random::{

@@ -257,7 +257,7 @@ async fn metrics(AxState(w): AxState<Web>) -> Response {
         .map(|g| GroupCount {
             group_type: g.group_type.clone(),
             state: g.group_state.clone(),
-            members: g.describe.members.len(),
+            members: g.member_count,
         })
         .collect();
     (

@@ -33,7 +33,11 @@ pub struct LiveGroup {
     pub group_id: String,
     pub group_state: String,
     pub group_type: String,
-    pub describe: DescribedGroup,
+    /// Members the coordinator knows.
+    pub member_count: usize,
+    /// StreamsGroupDescribe's answer (streams groups only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub describe: Option<DescribedGroup>,
     /// The group as the explorer shows it: the simulation's view model, from the
     /// coordinator's real state.
     pub view: Option<crate::sim::GroupView>,
@@ -132,9 +136,22 @@ impl LiveView {
         metrics
             .live_groups_described
             .fetch_add(ids.len() as u64, Relaxed);
+        // Consumer and classic groups are read from the coordinator; streams groups described.
+        let mut streams_ids = Vec::with_capacity(ids.len());
+        for id in ids {
+            match other_group(&state.coord, &id) {
+                Some(Some(g)) => {
+                    self.groups.insert(id, Arc::new(g));
+                }
+                Some(None) => {
+                    self.groups.remove(&id);
+                }
+                None => streams_ids.push(id),
+            }
+        }
         let described = state.coord.streams_group_describe(
             &StreamsGroupDescribeRequest {
-                group_ids: ids,
+                group_ids: streams_ids,
                 ..Default::default()
             },
             1,
@@ -150,7 +167,8 @@ impl LiveView {
                 group_id: d.group_id.clone(),
                 group_state: d.group_state.clone(),
                 group_type: "streams".to_string(),
-                describe: d,
+                member_count: d.members.len(),
+                describe: Some(d),
             };
             self.groups.insert(g.group_id.clone(), Arc::new(g));
         }
@@ -164,6 +182,34 @@ impl LiveView {
         self.last = Some(snap.clone());
         snap
     }
+}
+
+/// A consumer or classic group's live entry: `None` when `group_id` is not one of those (a
+/// streams group, or unknown: described as streams), `Some(None)` when it is a group without
+/// members or state worth showing (a classic group that only holds offsets).
+fn other_group(
+    coord: &crate::coordinator::Coordinator,
+    group_id: &str,
+) -> Option<Option<LiveGroup>> {
+    if let Some(v) = crate::sim::consumer_group_view(coord, group_id) {
+        return Some(Some(LiveGroup {
+            group_id: group_id.to_string(),
+            group_state: v.state.clone(),
+            group_type: "consumer".to_string(),
+            member_count: v.members.len(),
+            describe: None,
+            view: Some(v),
+        }));
+    }
+    let v = view::classic_group_view(coord, group_id)?;
+    Some(Some(LiveGroup {
+        group_id: group_id.to_string(),
+        group_state: v.state.clone(),
+        group_type: "classic".to_string(),
+        member_count: v.members.len(),
+        describe: None,
+        view: Some(v),
+    }))
 }
 
 #[cfg(test)]
