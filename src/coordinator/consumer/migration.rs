@@ -559,8 +559,10 @@ impl Coordinator {
         }
         let unknown = req.member_id.is_empty();
         let member_id = if unknown {
-            self.classic.member_seq += 1;
-            new_member_id(&gid, self.classic.member_seq, now)
+            self.classic.supplied_member_id.take().unwrap_or_else(|| {
+                self.classic.member_seq += 1;
+                new_member_id(&gid, self.classic.member_seq, now)
+            })
         } else {
             req.member_id.clone()
         };

@@ -619,8 +619,10 @@ impl Coordinator {
         let new_group;
         let group_existed = self.groups.consumer(&gid).is_some();
         let member_id = if req.member_id.is_empty() {
-            self.classic.member_seq += 1;
-            new_member_id(&gid, self.classic.member_seq, now)
+            self.classic.supplied_member_id.take().unwrap_or_else(|| {
+                self.classic.member_seq += 1;
+                new_member_id(&gid, self.classic.member_seq, now)
+            })
         } else {
             req.member_id.clone()
         };
