@@ -26,7 +26,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use uuid::Uuid;
 
-use super::wire::{WireSequence, unhex};
+use super::wire::{WireSequence, WireStep, unhex};
 
 const BASE_MS: i64 = 1_700_000_000_000;
 
@@ -343,6 +343,11 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
             &kafka_topics,
             &our_topics,
         );
+        // The id Kafka drew for a member that joined without one, so that groupcoord's
+        // assignors see the same ids (they order members by their hash, as Kafka's do).
+        state
+            .coord
+            .supply_member_id(drawn_member_id(step, kafka[k].as_ref()));
         let mut frame = encode_request_header(&h).expect("header");
         frame.extend_from_slice(&body);
         match decode_frame(Bytes::from(frame), true) {
@@ -362,6 +367,7 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
             Decoded::Close(e) => deliver(k, k, None, Answer::Closed(e), &mut ids),
             Decoded::ApiVersionsUnsupported(_) => unreachable!("no ApiVersions in a recording"),
         }
+        state.coord.supply_member_id(None);
         for (t, r) in state.take_answers() {
             let s = tokens.remove(&t).expect("our token");
             let a = to_answer(&headers[&s], &r);
@@ -375,6 +381,35 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
         }
     }
     ours
+}
+
+/// The member id Kafka drew when it handled `step`: the id its answer gives a join without
+/// one (JoinGroup, or a v0 ConsumerGroupHeartbeat), or the one a refused static v0 join names
+/// in its error message.
+fn drawn_member_id(step: &WireStep, kafka: Option<&Answer>) -> Option<String> {
+    let mut b = unhex(&step.request);
+    let asked_without_id = match step.api_key {
+        11 => JoinGroupRequest::decode(&mut b, step.version).is_ok_and(|r| r.member_id.is_empty()),
+        68 => ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
+            .is_ok_and(|r| r.member_id.is_empty()),
+        _ => false,
+    };
+    if !asked_without_id {
+        return None;
+    }
+    let id = match kafka? {
+        Answer::Join(j) => j.member_id.to_string(),
+        Answer::Heartbeat(h) => match &h.member_id {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => {
+                let m = h.error_message.as_ref()?;
+                let rest = m.as_str().strip_prefix("Static member ")?;
+                rest[..rest.find(' ')?].to_string()
+            }
+        },
+        _ => return None,
+    };
+    (!id.is_empty()).then_some(id)
 }
 
 fn ids_back(a: &mut Answer, ids: &MemberIds) {
