@@ -474,10 +474,6 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> Verdict {
 /// The category of a successor leader that differs (see `compare`); excused like a timing race.
 pub const LEADER_CHOICE: &str = "leader choice";
 
-/// The category prefix of an assignment difference in a consumer group where a member id drawn
-/// at random by the server is in play (consumer_check.rs).
-pub const DRAWN_MEMBER_ID: &str = "drawn member id";
-
 fn show_at(a: Option<usize>) -> String {
     a.map_or("never".into(), |k| k.to_string())
 }
@@ -585,9 +581,7 @@ impl Report {
             }
             if !seen_difference
                 && v.category.as_deref().is_some_and(|c| {
-                    c.starts_with(LEADER_CHOICE)
-                        || c.starts_with(DRAWN_MEMBER_ID)
-                        || c.starts_with(super::consumer_check::STALL)
+                    c.starts_with(LEADER_CHOICE) || c.starts_with(super::consumer_check::STALL)
                 })
             {
                 after_race = true;

@@ -512,17 +512,6 @@ fn normalise(a: &mut Answer, topics: &TopicIds, groups: &[String]) {
 /// The category prefix of an answer Kafka gave late because it stalled (`compare`).
 pub const STALL: &str = "broker stall";
 
-/// The member id Kafka drew for a v0 join without one and named only in an error message
-/// (`Static member <id> with instance id ...`): it is never returned, so it cannot be paired.
-fn mask_drawn_id(message: &mut Option<StrBytes>) {
-    let Some(m) = message else { return };
-    if let Some(rest) = m.as_str().strip_prefix("Static member ")
-        && let Some(end) = rest.find(' ')
-    {
-        *m = StrBytes::from_string(format!("Static member <drawn>{}", &rest[end..]));
-    }
-}
-
 /// Compare one step (as the classic checker: when, then every field).
 pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_check::Verdict {
     use super::classic_check::{TIMER_SLACK_MS, Verdict, api_name};
@@ -584,21 +573,6 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
             differences: vec![e.clone()],
         };
     }
-    let mut kafka = kafka;
-    let ours_masked;
-    let mut ours = ours;
-    if step.api_key == 68 {
-        let mut b = unhex(&step.request);
-        let drawn = ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
-            .is_ok_and(|r| r.member_id.is_empty());
-        if drawn && let (Answer::Heartbeat(kh), Answer::Heartbeat(oh)) = (&mut kafka, ours) {
-            mask_drawn_id(&mut kh.error_message);
-            let mut copy = oh.clone();
-            mask_drawn_id(&mut copy.error_message);
-            ours_masked = Answer::Heartbeat(copy);
-            ours = &ours_masked;
-        }
-    }
     let (a, b) = (format!("{kafka:#?}"), format!("{ours:#?}"));
     if a == b {
         return Verdict {
@@ -612,65 +586,10 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
         .and_then(|d| d.split(':').nth(1))
         .map(|f| f.trim().to_string())
         .unwrap_or_default();
-    // Kafka's assignors order members by the hash of their ids, and a v0 member that joins
-    // without an id gets one Kafka draws at random: no other server can give the same
-    // assignment while such a member is in the group.
-    let assignment_field = matches!(
-        field.as_str(),
-        "partitions"
-            | "topic_partitions"
-            | "topic_id"
-            | "assignment"
-            | "target_assignment"
-            // a list of another length inside an assignment
-            | "unknown_tagged_fields"
-    );
-    if assignment_field && drawn_member_id_before(seq, k) {
-        return Verdict {
-            category: Some(format!(
-                "{} ({api}: {field})",
-                super::classic_check::DRAWN_MEMBER_ID
-            )),
-            differences,
-        };
-    }
     Verdict {
         category: Some(format!("{api}: {field}")),
         differences,
     }
-}
-
-/// Whether a join without a member id was answered with one Kafka drew, at or before step `k`:
-/// a ConsumerGroupHeartbeat join of v0, or a JoinGroup (MEMBER_ID_REQUIRED or a joined member).
-fn drawn_member_id_before(seq: &WireSequence, k: usize) -> bool {
-    seq.steps[..=k].iter().any(|s| {
-        if s.api_key == 11 {
-            let mut b = unhex(&s.request);
-            return JoinGroupRequest::decode(&mut b, s.version)
-                .is_ok_and(|r| r.member_id.is_empty())
-                && s.answer.as_ref().is_some_and(|a| {
-                    matches!(
-                        decode_answer(11, s.version, &unhex(&a.body)),
-                        Answer::Join(j) if !j.member_id.is_empty()
-                    )
-                });
-        }
-        if s.api_key != 68 {
-            return false;
-        }
-        let mut b = unhex(&s.request);
-        let Ok(r) = ConsumerGroupHeartbeatRequest::decode(&mut b, s.version) else {
-            return false;
-        };
-        r.member_id.is_empty()
-            && r.member_epoch == 0
-            && s.answer.as_ref().is_some_and(|a| {
-                matches!(
-                    decode_answer(68, s.version, &unhex(&a.body)),
-                    Answer::Heartbeat(h) if h.error_code == 0
-                )
-            })
-    })
 }
 
 /// The topic ids of the broker, for the recording.
