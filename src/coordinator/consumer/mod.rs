@@ -792,9 +792,9 @@ impl Coordinator {
         // Subscription metadata: the metadata hash of the subscribed topics (docs/consumer-protocol.md §K3.6).
         let mut group_epoch = group.group_epoch;
         let mut refresh_deadline = None;
-        let mut subscription_type = target::subscription_type(group, None, None);
+        let mut subscription_type = group.stored_subscription_type;
         if bump || group.has_metadata_expired(now) {
-            subscription_type = target::subscription_type(group, old_for_counts, Some(&updated));
+            subscription_type = group.subscription_type_with(old_for_counts, Some(&updated));
             let topics = group.subscribed_topics_with(old_for_counts, Some(&updated));
             let hash = crate::topology::metadata_hash(&topics, &self.metadata);
             if hash != group.metadata_hash {

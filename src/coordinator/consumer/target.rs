@@ -30,7 +30,8 @@ pub struct TargetRequest<'a> {
     pub topic_ids: &'a BTreeMap<String, TopicId>,
     pub now: Millis,
     pub assignment_interval_ms: i32,
-    /// What the assignor is told of the subscriptions ([`subscription_type`]).
+    /// What the assignor is told of the subscriptions
+    /// ([`ConsumerGroup::subscription_type_with`]).
     pub subscription_type: SubscriptionType,
 }
 
@@ -196,43 +197,4 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
         member_target,
         records,
     })
-}
-
-/// Kafka's `ConsumerGroup.subscriptionType` (from its subscription counts) over the group's
-/// members with `old` replaced by `new`: without expressions, homogeneous when every member
-/// subscribes to the same topic names; with one expression that every member uses, when no member
-/// subscribes by name too; otherwise heterogeneous. Kafka computes it when a heartbeat refreshes
-/// the subscription metadata; any other heartbeat uses the value stored with the group, that is
-/// without the heartbeat's own change (`old` and `new` both `None`).
-pub fn subscription_type(
-    group: &ConsumerGroup,
-    old: Option<&ConsumerMember>,
-    new: Option<&ConsumerMember>,
-) -> SubscriptionType {
-    let skip = old.map(|m| m.member_id.as_str());
-    let members: Vec<&ConsumerMember> = group
-        .members
-        .values()
-        .filter(|m| Some(m.member_id.as_str()) != skip)
-        .chain(new)
-        .collect();
-    let Some(first) = members.first() else {
-        return SubscriptionType::Homogeneous;
-    };
-    let uses_regex = |m: &ConsumerMember| !m.subscribed_topic_regex.is_empty();
-    let homogeneous = if members.iter().any(|m| uses_regex(m)) {
-        members.iter().all(|m| {
-            m.subscribed_topic_regex == first.subscribed_topic_regex
-                && m.subscribed_topic_names.is_empty()
-        })
-    } else {
-        members
-            .iter()
-            .all(|m| m.subscribed_topic_names == first.subscribed_topic_names)
-    };
-    if homogeneous {
-        SubscriptionType::Homogeneous
-    } else {
-        SubscriptionType::Heterogeneous
-    }
 }
