@@ -51,24 +51,26 @@ pub struct Verdict {
     pub differences: Vec<String>,
 }
 
+/// Kafka's member ids and groupcoord's for the same members, both ways.
 #[derive(Default)]
-struct Ids {
+pub struct Ids {
     kafka_to_ours: HashMap<String, String>,
-    ours_to_kafka: HashMap<String, String>,
+    pub ours_to_kafka: HashMap<String, String>,
 }
 
 impl Ids {
-    fn to_ours(&self, id: &mut StrBytes) {
+    pub fn to_ours(&self, id: &mut StrBytes) {
         if let Some(o) = self.kafka_to_ours.get(id.as_str()) {
             *id = StrBytes::from_string(o.clone());
         }
     }
-    fn to_kafka(&self, id: &mut StrBytes) {
+    pub fn to_kafka(&self, id: &mut StrBytes) {
         if let Some(k) = self.ours_to_kafka.get(id.as_str()) {
             *id = StrBytes::from_string(k.clone());
         }
     }
-    fn pair(&mut self, kafka: &str, ours: &str) {
+    /// Remember a pair (the first one of each id wins).
+    pub fn pair(&mut self, kafka: &str, ours: &str) {
         if kafka.is_empty() || ours.is_empty() || kafka == ours {
             return;
         }

@@ -26,6 +26,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use uuid::Uuid;
 
+use super::classic_check::Ids;
 use super::wire::{WireSequence, WireStep, unhex};
 
 const BASE_MS: i64 = 1_700_000_000_000;
@@ -142,35 +143,6 @@ pub struct Ours {
     pub timer_at: Option<u64>,
 }
 
-#[derive(Default)]
-struct MemberIds {
-    kafka_to_ours: HashMap<String, String>,
-    ours_to_kafka: HashMap<String, String>,
-}
-
-impl MemberIds {
-    fn pair(&mut self, kafka: &str, ours: &str) {
-        if kafka.is_empty() || ours.is_empty() || kafka == ours {
-            return;
-        }
-        if self.kafka_to_ours.contains_key(kafka) || self.ours_to_kafka.contains_key(ours) {
-            return;
-        }
-        self.kafka_to_ours.insert(kafka.into(), ours.into());
-        self.ours_to_kafka.insert(ours.into(), kafka.into());
-    }
-    fn to_ours(&self, id: &mut StrBytes) {
-        if let Some(o) = self.kafka_to_ours.get(id.as_str()) {
-            *id = StrBytes::from_string(o.clone());
-        }
-    }
-    fn to_kafka(&self, id: &mut StrBytes) {
-        if let Some(k) = self.ours_to_kafka.get(id.as_str()) {
-            *id = StrBytes::from_string(k.clone());
-        }
-    }
-}
-
 fn reencode<M: Encodable>(m: &M, version: i16) -> Vec<u8> {
     let mut buf = BytesMut::new();
     m.encode(&mut buf, version).expect("re-encode");
@@ -182,7 +154,7 @@ fn rewrite(
     key: i16,
     version: i16,
     body: Bytes,
-    ids: &MemberIds,
+    ids: &Ids,
     kafka_topics: &TopicIds,
     our_topics: &TopicIds,
 ) -> Vec<u8> {
@@ -279,7 +251,7 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
                 .map(|a| decode_answer(s.api_key, s.version, &unhex(&a.body)))
         })
         .collect();
-    let mut ids = MemberIds::default();
+    let mut ids = Ids::default();
     let mut ours: Vec<Ours> = seq
         .steps
         .iter()
@@ -301,7 +273,7 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
         }
     };
     let mut deliver =
-        |step: usize, interval: usize, timer: Option<i64>, a: Answer, ids: &mut MemberIds| {
+        |step: usize, interval: usize, timer: Option<i64>, a: Answer, ids: &mut Ids| {
             if let (Some(k), Some(o)) = (
                 kafka[step].as_ref().and_then(member_id_of),
                 member_id_of(&a),
@@ -368,6 +340,9 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
             Decoded::ApiVersionsUnsupported(_) => unreachable!("no ApiVersions in a recording"),
         }
         state.coord.supply_member_id(None);
+        if std::env::var_os("GROUPCOORD_DIFF_TRACE").is_some() {
+            trace_group(&mut state, &peer, now, &seq.groups[0]);
+        }
         for (t, r) in state.take_answers() {
             let s = tokens.remove(&t).expect("our token");
             let a = to_answer(&headers[&s], &r);
@@ -412,7 +387,51 @@ fn drawn_member_id(step: &WireStep, kafka: Option<&Answer>) -> Option<String> {
     (!id.is_empty()).then_some(id)
 }
 
-fn ids_back(a: &mut Answer, ids: &MemberIds) {
+/// groupcoord's view of the group after a step (`GROUPCOORD_DIFF_TRACE=1`): epochs and targets.
+fn trace_group(state: &mut State, peer: &Peer, now: i64, group: &str) {
+    let h = Header {
+        api_key: 69,
+        api_version: 0,
+        correlation_id: 0,
+        client_id: Some("trace".into()),
+    };
+    let req = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
+    let handled = state.handle(
+        Millis(now),
+        &h,
+        peer,
+        &Req::Kafka(RequestKind::ConsumerGroupDescribe(req)),
+    );
+    if let Resp::Kafka(groupcoord::server::wire::ResponseKind::ConsumerGroupDescribe(d)) =
+        handled.resp
+    {
+        for g in d.groups {
+            println!(
+                "  trace: epoch {} assignment epoch {} state {}",
+                g.group_epoch, g.assignment_epoch, g.group_state
+            );
+            for m in g.members {
+                let target: Vec<String> = m
+                    .target_assignment
+                    .topic_partitions
+                    .iter()
+                    .map(|t| format!("{}{:?}", t.topic_name.as_str(), t.partitions))
+                    .collect();
+                println!(
+                    "  trace: {} epoch {} names {:?} regex {:?} target {}",
+                    m.client_id,
+                    m.member_epoch,
+                    m.subscribed_topic_names,
+                    m.subscribed_topic_regex,
+                    target.join(" ")
+                );
+            }
+        }
+    }
+}
+
+fn ids_back(a: &mut Answer, ids: &Ids) {
     match a {
         Answer::Heartbeat(h) => {
             if let Some(m) = &mut h.member_id {
