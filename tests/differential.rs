@@ -692,6 +692,30 @@ fn classic_agreement() {
     }
 }
 
+/// The broker `record.sh` started (`GROUPCOORD_DIFF_BOOTSTRAP`) and how many sequences to
+/// record (`GROUPCOORD_DIFF_SEQUENCES`, else `default_count`).
+fn recording_target(default_count: u32) -> (SocketAddr, u32) {
+    let bootstrap = std::env::var("GROUPCOORD_DIFF_BOOTSTRAP")
+        .expect("GROUPCOORD_DIFF_BOOTSTRAP=host:port of the broker")
+        .parse()
+        .expect("bootstrap address");
+    let count = std::env::var("GROUPCOORD_DIFF_SEQUENCES")
+        .ok()
+        .map_or(default_count, |v| v.parse().expect("a number"));
+    (bootstrap, count)
+}
+
+/// A client of a fresh broker with the wire runs' topics created and `__consumer_offsets` loaded.
+async fn prepare_wire_broker(bootstrap: SocketAddr, topics: &[(&str, i32)]) -> Client {
+    let mut client = Client::connect(bootstrap)
+        .await
+        .expect("connect to the broker");
+    create_wire_topics(&mut client, topics).await;
+    find_coordinator(&mut client).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    client
+}
+
 /// Topics of the classic and consumer runs, created on the broker before the first sequence.
 async fn create_wire_topics(client: &mut Client, topics: &[(&str, i32)]) {
     use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -750,21 +774,10 @@ where
 #[test]
 #[ignore = "needs an Apache Kafka 4.4 broker: tests/differential/record.sh classic"]
 fn record_classic() {
-    let bootstrap: SocketAddr = std::env::var("GROUPCOORD_DIFF_BOOTSTRAP")
-        .expect("GROUPCOORD_DIFF_BOOTSTRAP=host:port of the broker")
-        .parse()
-        .expect("bootstrap address");
-    let count: u32 = std::env::var("GROUPCOORD_DIFF_SEQUENCES")
-        .ok()
-        .map_or(CLASSIC_SEQUENCES, |v| v.parse().expect("a number"));
+    let (bootstrap, count) = recording_target(CLASSIC_SEQUENCES);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let sequences = rt.block_on(async {
-        let mut client = Client::connect(bootstrap)
-            .await
-            .expect("connect to the broker");
-        create_wire_topics(&mut client, classic_generate::TOPICS).await;
-        find_coordinator(&mut client).await;
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        let _client = prepare_wire_broker(bootstrap, classic_generate::TOPICS).await;
         record_wire(
             bootstrap,
             (0..count).collect(),
@@ -850,21 +863,10 @@ fn consumer_agreement() {
 #[test]
 #[ignore = "needs an Apache Kafka 4.4 broker: tests/differential/record.sh consumer"]
 fn record_consumer() {
-    let bootstrap: SocketAddr = std::env::var("GROUPCOORD_DIFF_BOOTSTRAP")
-        .expect("GROUPCOORD_DIFF_BOOTSTRAP=host:port of the broker")
-        .parse()
-        .expect("bootstrap address");
-    let count: u32 = std::env::var("GROUPCOORD_DIFF_SEQUENCES")
-        .ok()
-        .map_or(CONSUMER_SEQUENCES, |v| v.parse().expect("a number"));
+    let (bootstrap, count) = recording_target(CONSUMER_SEQUENCES);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let sequences = rt.block_on(async {
-        let mut client = Client::connect(bootstrap)
-            .await
-            .expect("connect to the broker");
-        create_wire_topics(&mut client, consumer_generate::TOPICS).await;
-        find_coordinator(&mut client).await;
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut client = prepare_wire_broker(bootstrap, consumer_generate::TOPICS).await;
         let metadata = client
             .call(
                 12,

@@ -69,6 +69,28 @@ impl Ids {
             *id = StrBytes::from_string(k.clone());
         }
     }
+    /// A JoinGroup answer of groupcoord with Kafka's ids.
+    pub fn join_back(&self, j: &mut kafka_protocol::messages::JoinGroupResponse) {
+        self.to_kafka(&mut j.member_id);
+        self.to_kafka(&mut j.leader);
+        for m in &mut j.members {
+            self.to_kafka(&mut m.member_id);
+        }
+    }
+    /// A LeaveGroup answer of groupcoord with Kafka's ids.
+    pub fn leave_back(&self, x: &mut kafka_protocol::messages::LeaveGroupResponse) {
+        for m in &mut x.members {
+            self.to_kafka(&mut m.member_id);
+        }
+    }
+    /// A DescribeGroups answer of groupcoord with Kafka's ids.
+    pub fn describe_back(&self, x: &mut DescribeGroupsResponse) {
+        for g in &mut x.groups {
+            for m in &mut g.members {
+                self.to_kafka(&mut m.member_id);
+            }
+        }
+    }
     /// Remember a pair (the first one of each id wins).
     pub fn pair(&mut self, kafka: &str, ours: &str) {
         if kafka.is_empty() || ours.is_empty() || kafka == ours {
@@ -113,25 +135,9 @@ fn rewrite_request(r: &mut RequestKind, ids: &Ids) {
 /// groupcoord's answer with Kafka's member ids.
 fn ids_back(r: &mut ResponseKind, ids: &Ids) {
     match r {
-        ResponseKind::JoinGroup(j) => {
-            ids.to_kafka(&mut j.member_id);
-            ids.to_kafka(&mut j.leader);
-            for m in &mut j.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
-        ResponseKind::LeaveGroup(x) => {
-            for m in &mut x.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
-        ResponseKind::DescribeGroups(x) => {
-            for g in &mut x.groups {
-                for m in &mut g.members {
-                    ids.to_kafka(&mut m.member_id);
-                }
-            }
-        }
+        ResponseKind::JoinGroup(j) => ids.join_back(j),
+        ResponseKind::LeaveGroup(x) => ids.leave_back(x),
+        ResponseKind::DescribeGroups(x) => ids.describe_back(x),
         _ => {}
     }
 }

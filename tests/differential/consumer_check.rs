@@ -446,13 +446,7 @@ fn ids_back(a: &mut Answer, ids: &Ids) {
                 *msg = StrBytes::from_string(text);
             }
         }
-        Answer::Join(j) => {
-            ids.to_kafka(&mut j.member_id);
-            ids.to_kafka(&mut j.leader);
-            for m in &mut j.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
+        Answer::Join(j) => ids.join_back(j),
         Answer::Describe(d) => {
             for g in &mut d.groups {
                 for m in &mut g.members {
@@ -460,18 +454,8 @@ fn ids_back(a: &mut Answer, ids: &Ids) {
                 }
             }
         }
-        Answer::DescribeGroups(d) => {
-            for g in &mut d.groups {
-                for m in &mut g.members {
-                    ids.to_kafka(&mut m.member_id);
-                }
-            }
-        }
-        Answer::Leave(l) => {
-            for m in &mut l.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
+        Answer::DescribeGroups(d) => ids.describe_back(d),
+        Answer::Leave(l) => ids.leave_back(l),
         _ => {}
     }
 }
