@@ -252,6 +252,14 @@ impl Coordinator {
         self.topic_ids = ids;
     }
 
+    /// Give the next member that joins without a member id this id instead of a derived one
+    /// (`None` takes back an id not used yet). Kafka draws such ids at random and its assignors
+    /// order members by their hash: a replay that compares with a real broker needs the
+    /// broker's ids. Not reachable from the wire.
+    pub fn supply_member_id(&mut self, id: Option<String>) {
+        self.classic.supplied_member_id = id;
+    }
+
     /// The id of a topic: the one given by [`Self::set_topic_ids`], else derived from its name.
     pub fn topic_id(&self, name: &str) -> crate::assignor::consumer::TopicId {
         consumer::topic_id_of(&self.topic_ids, name)

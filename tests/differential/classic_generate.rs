@@ -17,32 +17,22 @@ use kafka_protocol::messages::offset_fetch_request::{
 };
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafka_protocol::protocol::Decodable;
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
 
-use super::wire::{Generate, Planned, encode_body};
+use super::wire::{Dice, Generate, Planned, gid, planned, s};
 
 /// Topics the sequences commit offsets for (created on both sides before the first sequence).
 pub const TOPICS: &[(&str, i32)] = &[("ctopic-a", 3), ("ctopic-b", 2)];
 
-/// The normal pace: one request every 150 ms (answers of Kafka come within a few ms). Waits are
-/// whole multiples of it, so steps go out on a 150 ms grid.
-const PACE_MS: u64 = 150;
-
+// The normal pace is `PACE_MS` (150 ms; Kafka answers within a few ms); waits are whole
+// multiples of it, so steps go out on a 150 ms grid.
 // Every timeout is 75 ms off the grid (an odd multiple of 75): a deadline started by a request
 // falls halfway between two steps, far from both, whatever the jitter of either side.
 const SESSION_LONG: i32 = 30_075;
 const SESSION_SHORT: i32 = 2_025;
 const REBALANCE_TIMEOUTS: [i32; 3] = [3_075, 5_025, 2_475];
-
-fn s(v: &str) -> StrBytes {
-    StrBytes::from_string(v.to_string())
-}
-
-fn gid(v: &str) -> GroupId {
-    GroupId(s(v))
-}
 
 /// `ConsumerProtocolSubscription` v0: the topics, no user data.
 pub fn subscription(topics: &[&str]) -> Vec<u8> {
@@ -171,14 +161,6 @@ impl ClassicGenerator {
         }
     }
 
-    fn pick(&mut self, n: usize) -> usize {
-        (self.rng.next_u32() as usize) % n.max(1)
-    }
-
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.next_u32() % 100 < percent
-    }
-
     fn version(&mut self, lo: i16, hi: i16) -> i16 {
         lo + (self.rng.next_u32() % (hi - lo + 1) as u32) as i16
     }
@@ -193,14 +175,7 @@ impl ClassicGenerator {
         api: Api,
     ) -> Planned {
         self.apis.push((api, version));
-        Planned {
-            note,
-            client_id,
-            api_key: key as i16,
-            version,
-            body: encode_body(m, version),
-            then_wait_ms: PACE_MS,
-        }
+        planned(note, client_id, key, version, m)
     }
 
     fn join(&mut self, i: usize, note: &str) -> Planned {
@@ -210,7 +185,7 @@ impl ClassicGenerator {
         let version = if self.members[i].join_version != 0 {
             self.members[i].join_version
         } else {
-            let v = if self.chance(15) {
+            let v = if self.rng.chance(15) {
                 self.version(lo, 3.max(lo))
             } else {
                 self.version(4.max(lo), 9)
@@ -318,7 +293,7 @@ impl ClassicGenerator {
                     batch.push(k);
                 }
             }
-            let take = 1 + self.pick(batch.len());
+            let take = 1 + self.rng.pick(batch.len());
             batch.truncate(take);
             let mut identities: Vec<MemberIdentity> = batch
                 .iter()
@@ -330,11 +305,11 @@ impl ClassicGenerator {
                         .with_reason((version >= 5).then(|| s("bye")))
                 })
                 .collect();
-            if self.chance(20) {
+            if self.rng.chance(20) {
                 identities.push(MemberIdentity::default().with_member_id(s("unknown-member")));
                 note.push_str(" + unknown member");
             }
-            if self.chance(15)
+            if self.rng.chance(15)
                 && let Some(inst) = self.members[i].instance.clone()
             {
                 identities[0].member_id = s("");
@@ -359,7 +334,7 @@ impl ClassicGenerator {
     fn commit(&mut self, i: usize) -> Planned {
         let version = self.version(2, 9);
         let m = self.members[i].clone();
-        let (generation, member, note) = match self.pick(6) {
+        let (generation, member, note) = match self.rng.pick(6) {
             0 => (-1, String::new(), "simple commit"),
             1 => (
                 m.generation + 1,
@@ -373,13 +348,13 @@ impl ClassicGenerator {
             ),
             _ => (m.generation, m.id.clone(), "commit"),
         };
-        let topic = if self.chance(8) {
+        let topic = if self.rng.chance(8) {
             "no-such-topic"
         } else {
-            TOPICS[self.pick(TOPICS.len())].0
+            TOPICS[self.rng.pick(TOPICS.len())].0
         };
-        self.next_offset += 1 + self.pick(20) as i64;
-        let partitions = (0..1 + self.pick(2) as i32)
+        self.next_offset += 1 + self.rng.pick(20) as i64;
+        let partitions = (0..1 + self.rng.pick(2) as i32)
             .map(|p| {
                 OffsetCommitRequestPartition::default()
                     .with_partition_index(p)
@@ -414,9 +389,9 @@ impl ClassicGenerator {
 
     fn fetch(&mut self) -> Planned {
         let version = self.version(1, 9);
-        let g = self.pick(2);
+        let g = self.rng.pick(2);
         let group = self.groups[g].clone();
-        let all = version >= 2 && self.chance(40);
+        let all = version >= 2 && self.rng.chance(40);
         let topics = || {
             TOPICS
                 .iter()
@@ -439,7 +414,7 @@ impl ClassicGenerator {
                             .collect()
                     })),
             ];
-            if self.chance(30) {
+            if self.rng.chance(30) {
                 groups.push(OffsetFetchRequestGroup::default().with_group_id(gid("no-such-group")));
             }
             req.groups = groups;
@@ -473,15 +448,15 @@ impl ClassicGenerator {
     fn describe(&mut self) -> Planned {
         let version = self.version(0, 5);
         let mut groups: Vec<GroupId> = self.groups.iter().map(|g| gid(g)).collect();
-        if self.chance(30) {
+        if self.rng.chance(30) {
             groups.push(gid("no-such-group"));
         }
-        if self.chance(10) {
+        if self.rng.chance(10) {
             groups.push(gid(""));
         }
         let req = DescribeGroupsRequest::default()
             .with_groups(groups)
-            .with_include_authorized_operations(version >= 3 && self.chance(30));
+            .with_include_authorized_operations(version >= 3 && self.rng.chance(30));
         let note = format!("describe (v{version})");
         self.plan(
             note,
@@ -497,7 +472,7 @@ impl ClassicGenerator {
         let version = self.version(0, 5);
         let mut req = ListGroupsRequest::default();
         let mut note = format!("list groups (v{version})");
-        if version >= 4 && self.chance(60) {
+        if version >= 4 && self.rng.chance(60) {
             let states = [
                 "Empty",
                 "Stable",
@@ -505,14 +480,14 @@ impl ClassicGenerator {
                 "CompletingRebalance",
                 "Dead",
             ];
-            let a = states[self.pick(states.len())];
-            let b = states[self.pick(states.len())];
+            let a = states[self.rng.pick(states.len())];
+            let b = states[self.rng.pick(states.len())];
             req.states_filter = vec![s(a), s(b)];
             note.push_str(&format!(" states {a},{b}"));
         }
-        if version >= 5 && self.chance(50) {
+        if version >= 5 && self.rng.chance(50) {
             let types = ["classic", "consumer", "streams", "Classic"];
-            let t = types[self.pick(types.len())];
+            let t = types[self.rng.pick(types.len())];
             req.types_filter = vec![s(t)];
             note.push_str(&format!(" type {t}"));
         }
@@ -528,9 +503,9 @@ impl ClassicGenerator {
 
     fn delete(&mut self) -> Planned {
         let version = self.version(0, 2);
-        let g = self.pick(2);
+        let g = self.rng.pick(2);
         let mut names = vec![gid(&self.groups[g])];
-        if self.chance(30) {
+        if self.rng.chance(30) {
             names.push(gid("no-such-group"));
         }
         let req = DeleteGroupsRequest::default().with_groups_names(names);
@@ -553,14 +528,14 @@ impl ClassicGenerator {
         if idle.is_empty() {
             return None;
         }
-        let i = idle[self.pick(idle.len())];
+        let i = idle[self.rng.pick(idle.len())];
         let generation = self.members[i].generation;
-        Some(match self.pick(11) {
+        Some(match self.rng.pick(11) {
             0 => self.heartbeat(i, generation + 1, "wrong generation"),
             1 => self.sync(i, generation - 1, "stale generation"),
             2 => {
                 let saved = self.members[i].session_ms;
-                self.members[i].session_ms = if self.chance(50) { 500 } else { 70_000 };
+                self.members[i].session_ms = if self.rng.chance(50) { 500 } else { 70_000 };
                 let p = self.join(i, "bad session timeout");
                 self.members[i].session_ms = saved;
                 p
@@ -645,7 +620,7 @@ impl ClassicGenerator {
                 self.join(i, if m.id.is_empty() { "join" } else { "rejoin" })
             }
             Phase::Sync => self.sync(i, generation, if m.leader { "leader" } else { "follower" }),
-            Phase::Stable => match self.pick(10) {
+            Phase::Stable => match self.rng.pick(10) {
                 0 => self.leave(i),
                 1 | 2 => self.commit(i),
                 _ => self.heartbeat(i, generation, "heartbeat"),
@@ -686,10 +661,10 @@ impl Generate for ClassicGenerator {
             return None;
         }
         self.remaining -= 1;
-        let roll = self.pick(100);
+        let roll = self.rng.pick(100);
         let mut p = if roll < 8 {
             // Time passes: sessions of the silent members, rebalance and sync deadlines.
-            let wait = [1_200, 2_550, 3_600, 6_000][self.pick(4)];
+            let wait = [1_200, 2_550, 3_600, 6_000][self.rng.pick(4)];
             let mut p = self.describe();
             p.note = format!("{} then wait {wait} ms", p.note);
             p.then_wait_ms = wait;
@@ -710,7 +685,7 @@ impl Generate for ClassicGenerator {
         .or_else(|| {
             // The members' natural behaviour, starting with a random one.
             let n = self.members.len();
-            let start = self.pick(n);
+            let start = self.rng.pick(n);
             (0..n).find_map(|k| self.natural((start + k) % n))
         })
         .unwrap_or_else(|| self.describe());

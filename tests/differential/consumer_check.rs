@@ -26,7 +26,8 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use uuid::Uuid;
 
-use super::wire::{WireSequence, unhex};
+use super::classic_check::Ids;
+use super::wire::{WireSequence, WireStep, unhex};
 
 const BASE_MS: i64 = 1_700_000_000_000;
 
@@ -142,35 +143,6 @@ pub struct Ours {
     pub timer_at: Option<u64>,
 }
 
-#[derive(Default)]
-struct MemberIds {
-    kafka_to_ours: HashMap<String, String>,
-    ours_to_kafka: HashMap<String, String>,
-}
-
-impl MemberIds {
-    fn pair(&mut self, kafka: &str, ours: &str) {
-        if kafka.is_empty() || ours.is_empty() || kafka == ours {
-            return;
-        }
-        if self.kafka_to_ours.contains_key(kafka) || self.ours_to_kafka.contains_key(ours) {
-            return;
-        }
-        self.kafka_to_ours.insert(kafka.into(), ours.into());
-        self.ours_to_kafka.insert(ours.into(), kafka.into());
-    }
-    fn to_ours(&self, id: &mut StrBytes) {
-        if let Some(o) = self.kafka_to_ours.get(id.as_str()) {
-            *id = StrBytes::from_string(o.clone());
-        }
-    }
-    fn to_kafka(&self, id: &mut StrBytes) {
-        if let Some(k) = self.ours_to_kafka.get(id.as_str()) {
-            *id = StrBytes::from_string(k.clone());
-        }
-    }
-}
-
 fn reencode<M: Encodable>(m: &M, version: i16) -> Vec<u8> {
     let mut buf = BytesMut::new();
     m.encode(&mut buf, version).expect("re-encode");
@@ -182,7 +154,7 @@ fn rewrite(
     key: i16,
     version: i16,
     body: Bytes,
-    ids: &MemberIds,
+    ids: &Ids,
     kafka_topics: &TopicIds,
     our_topics: &TopicIds,
 ) -> Vec<u8> {
@@ -279,7 +251,7 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
                 .map(|a| decode_answer(s.api_key, s.version, &unhex(&a.body)))
         })
         .collect();
-    let mut ids = MemberIds::default();
+    let mut ids = Ids::default();
     let mut ours: Vec<Ours> = seq
         .steps
         .iter()
@@ -301,7 +273,7 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
         }
     };
     let mut deliver =
-        |step: usize, interval: usize, timer: Option<i64>, a: Answer, ids: &mut MemberIds| {
+        |step: usize, interval: usize, timer: Option<i64>, a: Answer, ids: &mut Ids| {
             if let (Some(k), Some(o)) = (
                 kafka[step].as_ref().and_then(member_id_of),
                 member_id_of(&a),
@@ -343,6 +315,11 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
             &kafka_topics,
             &our_topics,
         );
+        // The id Kafka drew for a member that joined without one, so that groupcoord's
+        // assignors see the same ids (they order members by their hash, as Kafka's do).
+        state
+            .coord
+            .supply_member_id(drawn_member_id(step, kafka[k].as_ref()));
         let mut frame = encode_request_header(&h).expect("header");
         frame.extend_from_slice(&body);
         match decode_frame(Bytes::from(frame), true) {
@@ -362,6 +339,10 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
             Decoded::Close(e) => deliver(k, k, None, Answer::Closed(e), &mut ids),
             Decoded::ApiVersionsUnsupported(_) => unreachable!("no ApiVersions in a recording"),
         }
+        state.coord.supply_member_id(None);
+        if std::env::var_os("GROUPCOORD_DIFF_TRACE").is_some() {
+            trace_group(&mut state, &peer, now, &seq.groups[0]);
+        }
         for (t, r) in state.take_answers() {
             let s = tokens.remove(&t).expect("our token");
             let a = to_answer(&headers[&s], &r);
@@ -377,7 +358,80 @@ pub fn replay(seq: &WireSequence, coord: Coordinator) -> Vec<Ours> {
     ours
 }
 
-fn ids_back(a: &mut Answer, ids: &MemberIds) {
+/// The member id Kafka drew when it handled `step`: the id its answer gives a join without
+/// one (JoinGroup, or a v0 ConsumerGroupHeartbeat), or the one a refused static v0 join names
+/// in its error message.
+fn drawn_member_id(step: &WireStep, kafka: Option<&Answer>) -> Option<String> {
+    let mut b = unhex(&step.request);
+    let asked_without_id = match step.api_key {
+        11 => JoinGroupRequest::decode(&mut b, step.version).is_ok_and(|r| r.member_id.is_empty()),
+        68 => ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
+            .is_ok_and(|r| r.member_id.is_empty()),
+        _ => false,
+    };
+    if !asked_without_id {
+        return None;
+    }
+    let id = match kafka? {
+        Answer::Join(j) => j.member_id.to_string(),
+        Answer::Heartbeat(h) => match &h.member_id {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => {
+                let m = h.error_message.as_ref()?;
+                let rest = m.as_str().strip_prefix("Static member ")?;
+                rest[..rest.find(' ')?].to_string()
+            }
+        },
+        _ => return None,
+    };
+    (!id.is_empty()).then_some(id)
+}
+
+/// groupcoord's view of the group after a step (`GROUPCOORD_DIFF_TRACE=1`): epochs and targets.
+fn trace_group(state: &mut State, peer: &Peer, now: i64, group: &str) {
+    let h = Header {
+        api_key: 69,
+        api_version: 0,
+        correlation_id: 0,
+        client_id: Some("trace".into()),
+    };
+    let req = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
+    let handled = state.handle(
+        Millis(now),
+        &h,
+        peer,
+        &Req::Kafka(RequestKind::ConsumerGroupDescribe(req)),
+    );
+    if let Resp::Kafka(groupcoord::server::wire::ResponseKind::ConsumerGroupDescribe(d)) =
+        handled.resp
+    {
+        for g in d.groups {
+            println!(
+                "  trace: epoch {} assignment epoch {} state {}",
+                g.group_epoch, g.assignment_epoch, g.group_state
+            );
+            for m in g.members {
+                let target: Vec<String> = m
+                    .target_assignment
+                    .topic_partitions
+                    .iter()
+                    .map(|t| format!("{}{:?}", t.topic_name.as_str(), t.partitions))
+                    .collect();
+                println!(
+                    "  trace: {} epoch {} names {:?} regex {:?} target {}",
+                    m.client_id,
+                    m.member_epoch,
+                    m.subscribed_topic_names,
+                    m.subscribed_topic_regex,
+                    target.join(" ")
+                );
+            }
+        }
+    }
+}
+
+fn ids_back(a: &mut Answer, ids: &Ids) {
     match a {
         Answer::Heartbeat(h) => {
             if let Some(m) = &mut h.member_id {
@@ -392,13 +446,7 @@ fn ids_back(a: &mut Answer, ids: &MemberIds) {
                 *msg = StrBytes::from_string(text);
             }
         }
-        Answer::Join(j) => {
-            ids.to_kafka(&mut j.member_id);
-            ids.to_kafka(&mut j.leader);
-            for m in &mut j.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
+        Answer::Join(j) => ids.join_back(j),
         Answer::Describe(d) => {
             for g in &mut d.groups {
                 for m in &mut g.members {
@@ -406,18 +454,8 @@ fn ids_back(a: &mut Answer, ids: &MemberIds) {
                 }
             }
         }
-        Answer::DescribeGroups(d) => {
-            for g in &mut d.groups {
-                for m in &mut g.members {
-                    ids.to_kafka(&mut m.member_id);
-                }
-            }
-        }
-        Answer::Leave(l) => {
-            for m in &mut l.members {
-                ids.to_kafka(&mut m.member_id);
-            }
-        }
+        Answer::DescribeGroups(d) => ids.describe_back(d),
+        Answer::Leave(l) => ids.leave_back(l),
         _ => {}
     }
 }
@@ -476,17 +514,6 @@ fn normalise(a: &mut Answer, topics: &TopicIds, groups: &[String]) {
 
 /// The category prefix of an answer Kafka gave late because it stalled (`compare`).
 pub const STALL: &str = "broker stall";
-
-/// The member id Kafka drew for a v0 join without one and named only in an error message
-/// (`Static member <id> with instance id ...`): it is never returned, so it cannot be paired.
-fn mask_drawn_id(message: &mut Option<StrBytes>) {
-    let Some(m) = message else { return };
-    if let Some(rest) = m.as_str().strip_prefix("Static member ")
-        && let Some(end) = rest.find(' ')
-    {
-        *m = StrBytes::from_string(format!("Static member <drawn>{}", &rest[end..]));
-    }
-}
 
 /// Compare one step (as the classic checker: when, then every field).
 pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_check::Verdict {
@@ -549,21 +576,6 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
             differences: vec![e.clone()],
         };
     }
-    let mut kafka = kafka;
-    let ours_masked;
-    let mut ours = ours;
-    if step.api_key == 68 {
-        let mut b = unhex(&step.request);
-        let drawn = ConsumerGroupHeartbeatRequest::decode(&mut b, step.version)
-            .is_ok_and(|r| r.member_id.is_empty());
-        if drawn && let (Answer::Heartbeat(kh), Answer::Heartbeat(oh)) = (&mut kafka, ours) {
-            mask_drawn_id(&mut kh.error_message);
-            let mut copy = oh.clone();
-            mask_drawn_id(&mut copy.error_message);
-            ours_masked = Answer::Heartbeat(copy);
-            ours = &ours_masked;
-        }
-    }
     let (a, b) = (format!("{kafka:#?}"), format!("{ours:#?}"));
     if a == b {
         return Verdict {
@@ -577,65 +589,10 @@ pub fn compare(seq: &WireSequence, k: usize, ours: &Ours) -> super::classic_chec
         .and_then(|d| d.split(':').nth(1))
         .map(|f| f.trim().to_string())
         .unwrap_or_default();
-    // Kafka's assignors order members by the hash of their ids, and a v0 member that joins
-    // without an id gets one Kafka draws at random: no other server can give the same
-    // assignment while such a member is in the group.
-    let assignment_field = matches!(
-        field.as_str(),
-        "partitions"
-            | "topic_partitions"
-            | "topic_id"
-            | "assignment"
-            | "target_assignment"
-            // a list of another length inside an assignment
-            | "unknown_tagged_fields"
-    );
-    if assignment_field && drawn_member_id_before(seq, k) {
-        return Verdict {
-            category: Some(format!(
-                "{} ({api}: {field})",
-                super::classic_check::DRAWN_MEMBER_ID
-            )),
-            differences,
-        };
-    }
     Verdict {
         category: Some(format!("{api}: {field}")),
         differences,
     }
-}
-
-/// Whether a join without a member id was answered with one Kafka drew, at or before step `k`:
-/// a ConsumerGroupHeartbeat join of v0, or a JoinGroup (MEMBER_ID_REQUIRED or a joined member).
-fn drawn_member_id_before(seq: &WireSequence, k: usize) -> bool {
-    seq.steps[..=k].iter().any(|s| {
-        if s.api_key == 11 {
-            let mut b = unhex(&s.request);
-            return JoinGroupRequest::decode(&mut b, s.version)
-                .is_ok_and(|r| r.member_id.is_empty())
-                && s.answer.as_ref().is_some_and(|a| {
-                    matches!(
-                        decode_answer(11, s.version, &unhex(&a.body)),
-                        Answer::Join(j) if !j.member_id.is_empty()
-                    )
-                });
-        }
-        if s.api_key != 68 {
-            return false;
-        }
-        let mut b = unhex(&s.request);
-        let Ok(r) = ConsumerGroupHeartbeatRequest::decode(&mut b, s.version) else {
-            return false;
-        };
-        r.member_id.is_empty()
-            && r.member_epoch == 0
-            && s.answer.as_ref().is_some_and(|a| {
-                matches!(
-                    decode_answer(68, s.version, &unhex(&a.body)),
-                    Answer::Heartbeat(h) if h.error_code == 0
-                )
-            })
-    })
 }
 
 /// The topic ids of the broker, for the recording.

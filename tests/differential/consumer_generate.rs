@@ -14,27 +14,18 @@ use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafka_protocol::protocol::Decodable;
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
 use uuid::Uuid;
 
 use super::classic_generate::subscription;
-use super::wire::{Generate, Planned, encode_body};
+use super::wire::{Dice, Generate, Planned, gid, planned, s};
 
 /// Topics the sequences subscribe to (created on both sides before the first sequence).
 pub const TOPICS: &[(&str, i32)] = &[("ktopic-a", 3), ("ktopic-b", 2), ("ktopic-c", 4)];
 
-const PACE_MS: u64 = 150;
 const REBALANCE_TIMEOUTS: [i32; 3] = [3_075, 5_025, 30_075];
-
-fn s(v: &str) -> StrBytes {
-    StrBytes::from_string(v.to_string())
-}
-
-fn gid(v: &str) -> GroupId {
-    GroupId(s(v))
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Subscription {
@@ -182,14 +173,6 @@ impl ConsumerGenerator {
         }
     }
 
-    fn pick(&mut self, n: usize) -> usize {
-        (self.rng.next_u32() as usize) % n.max(1)
-    }
-
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.next_u32() % 100 < percent
-    }
-
     fn plan<M: kafka_protocol::protocol::Encodable>(
         &mut self,
         note: String,
@@ -200,14 +183,7 @@ impl ConsumerGenerator {
         api: Api,
     ) -> Planned {
         self.apis.push((api, version));
-        Planned {
-            note,
-            client_id,
-            api_key: key as i16,
-            version,
-            body: encode_body(m, version),
-            then_wait_ms: PACE_MS,
-        }
+        planned(note, client_id, key, version, m)
     }
 
     /// A heartbeat of member `i` with `epoch`; `full` sends every field (a join does).
@@ -262,15 +238,15 @@ impl ConsumerGenerator {
     fn describe(&mut self) -> Planned {
         let version = (self.rng.next_u32() % 2) as i16;
         let mut ids = vec![gid(&self.group)];
-        if self.chance(25) {
+        if self.rng.chance(25) {
             ids.push(gid("no-such-group"));
         }
-        if self.chance(10) {
+        if self.rng.chance(10) {
             ids.push(gid(""));
         }
         let req = ConsumerGroupDescribeRequest::default()
             .with_group_ids(ids)
-            .with_include_authorized_operations(self.chance(30));
+            .with_include_authorized_operations(self.rng.chance(30));
         let note = format!("consumer describe (v{version})");
         self.plan(
             note,
@@ -299,8 +275,8 @@ impl ConsumerGenerator {
     fn list(&mut self) -> Planned {
         let version = 5;
         let mut req = ListGroupsRequest::default();
-        if self.chance(50) {
-            req.types_filter = vec![s(["consumer", "classic"][self.pick(2)])];
+        if self.rng.chance(50) {
+            req.types_filter = vec![s(["consumer", "classic"][self.rng.pick(2)])];
         }
         self.plan(
             "list groups (v5)".into(),
@@ -401,7 +377,7 @@ impl ConsumerGenerator {
             1 => self.join(c, "classic rejoin"),
             2 => self.sync(c),
             _ => {
-                if self.chance(8) {
+                if self.rng.chance(8) {
                     self.classic_leave(c)
                 } else {
                     self.classic_heartbeat(c)
@@ -418,7 +394,7 @@ impl ConsumerGenerator {
             Phase::In => {
                 let epoch = m.epoch;
                 let leave_epoch = if m.instance.is_some() { -2 } else { -1 };
-                Some(match self.pick(14) {
+                Some(match self.rng.pick(14) {
                     0 => {
                         let p = self.heartbeat(i, leave_epoch, false, "leave");
                         self.members[i].phase = Phase::Out;
@@ -439,14 +415,14 @@ impl ConsumerGenerator {
         let joined: Vec<usize> = (0..self.members.len())
             .filter(|&i| self.members[i].phase == Phase::In)
             .collect();
-        let any = self.pick(self.members.len());
+        let any = self.rng.pick(self.members.len());
         let i = if joined.is_empty() {
             any
         } else {
-            joined[self.pick(joined.len())]
+            joined[self.rng.pick(joined.len())]
         };
         let epoch = self.members[i].epoch;
-        Some(match self.pick(10) {
+        Some(match self.rng.pick(10) {
             0 => self.heartbeat(i, epoch + 1, false, "future epoch"),
             1 => self.heartbeat(i, (epoch - 1).max(1), false, "stale epoch"),
             2 => {
@@ -529,14 +505,14 @@ impl Generate for ConsumerGenerator {
         // Upgrade sequences: the classic members form their group first.
         if self.upgrade && self.classic.iter().any(|c| c.phase < 3) {
             let n = self.classic.len();
-            let start = self.pick(n);
+            let start = self.rng.pick(n);
             if let Some(p) = (0..n).find_map(|k| self.classic_natural((start + k) % n)) {
                 return Some(p);
             }
         }
-        let roll = self.pick(100);
+        let roll = self.rng.pick(100);
         let p = if roll < 5 {
-            let wait = [1_200, 3_600, 6_000][self.pick(3)];
+            let wait = [1_200, 3_600, 6_000][self.rng.pick(3)];
             let mut p = self.describe();
             p.note = format!("{} then wait {wait} ms", p.note);
             p.then_wait_ms = wait;
@@ -550,7 +526,7 @@ impl Generate for ConsumerGenerator {
         } else if roll < 40 {
             self.deviation()
         } else if roll < 55 && !self.classic.is_empty() {
-            let c = self.pick(self.classic.len());
+            let c = self.rng.pick(self.classic.len());
             self.classic_natural(c)
         } else {
             None
@@ -558,7 +534,7 @@ impl Generate for ConsumerGenerator {
         Some(
             p.or_else(|| {
                 let n = self.members.len();
-                let start = self.pick(n);
+                let start = self.rng.pick(n);
                 (0..n).find_map(|k| self.natural((start + k) % n))
             })
             .unwrap_or_else(|| self.describe()),

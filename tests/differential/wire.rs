@@ -93,6 +93,52 @@ pub fn encode_body<M: kafka_protocol::protocol::Encodable>(m: &M, version: i16) 
     buf.to_vec()
 }
 
+/// A string field of a request.
+pub fn s(v: &str) -> kafka_protocol::protocol::StrBytes {
+    kafka_protocol::protocol::StrBytes::from_string(v.to_string())
+}
+
+/// A group id field of a request.
+pub fn gid(v: &str) -> kafka_protocol::messages::GroupId {
+    kafka_protocol::messages::GroupId(s(v))
+}
+
+/// The dice of the wire generators (classic and consumer groups), on `next_u32` as the
+/// recordings were made (a generator must stay what made its recording).
+pub trait Dice: rand_core::RngCore {
+    /// An index below `n` (0 when `n` is 0).
+    fn pick(&mut self, n: usize) -> usize {
+        (self.next_u32() as usize) % n.max(1)
+    }
+    /// True `percent` times in a hundred.
+    fn chance(&mut self, percent: u32) -> bool {
+        self.next_u32() % 100 < percent
+    }
+}
+
+impl<R: rand_core::RngCore> Dice for R {}
+
+/// The steps of the wire generators go out on a 150 ms grid.
+pub const PACE_MS: u64 = 150;
+
+/// A request to send, paced on the grid.
+pub fn planned<M: kafka_protocol::protocol::Encodable>(
+    note: String,
+    client_id: String,
+    key: kafka_protocol::messages::ApiKey,
+    version: i16,
+    m: &M,
+) -> Planned {
+    Planned {
+        note,
+        client_id,
+        api_key: key as i16,
+        version,
+        body: encode_body(m, version),
+        then_wait_ms: PACE_MS,
+    }
+}
+
 /// What a generator asks the recorder to send next.
 pub struct Planned {
     pub note: String,

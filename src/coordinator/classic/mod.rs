@@ -76,4 +76,7 @@ pub struct ClassicRuntime {
     pub(crate) outbox: Vec<Completed>,
     /// Feeds member id generation (Kafka draws a random UUID; the pure core derives one).
     pub(crate) member_seq: u64,
+    /// The id the next member that joins without one gets instead of a derived one
+    /// ([`crate::coordinator::Coordinator::supply_member_id`]).
+    pub(crate) supplied_member_id: Option<String>,
 }

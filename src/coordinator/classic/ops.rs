@@ -362,6 +362,9 @@ impl Coordinator {
         req: &JoinGroupRequest,
         now: Millis,
     ) -> String {
+        if let Some(id) = self.classic.supplied_member_id.take() {
+            return id;
+        }
         let prefix = req
             .group_instance_id
             .clone()

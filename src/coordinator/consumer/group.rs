@@ -6,7 +6,7 @@ use crate::util::map::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::assignor::consumer::TopicId;
+use crate::assignor::consumer::{SubscriptionType, TopicId};
 use crate::assignor::java_compat::{TimelineHashMapOrder, string_hash};
 use crate::coordinator::group::GroupState;
 use crate::records::{
@@ -163,6 +163,9 @@ pub struct ConsumerGroup {
     /// map's iteration order, which breaks ties of the preferred assignor.
     pub(crate) assignor_counts: BTreeMap<String, i32>,
     pub(crate) assignor_order: TimelineHashMapOrder<String>,
+    /// Kafka's stored `subscriptionType`: computed when a member is put or removed, not when an
+    /// expression is resolved or deleted (see [`Self::subscription_type_with`]).
+    pub(crate) stored_subscription_type: SubscriptionType,
 }
 
 impl ConsumerGroup {
@@ -185,6 +188,7 @@ impl ConsumerGroup {
             member_order: TimelineHashMapOrder::with_expected_size(0),
             assignor_counts: BTreeMap::new(),
             assignor_order: TimelineHashMapOrder::with_expected_size(0),
+            stored_subscription_type: SubscriptionType::Homogeneous,
         }
     }
 
@@ -342,6 +346,7 @@ impl ConsumerGroup {
         self.member_order
             .put(string_hash(&member.member_id), member.member_id.clone());
         self.members.insert(member.member_id.clone(), member);
+        self.stored_subscription_type = self.subscription_type_with(None, None);
     }
 
     /// Change a member (created with Kafka's defaults when absent, as replay does).
@@ -365,7 +370,68 @@ impl ConsumerGroup {
         {
             self.static_members.remove(i);
         }
+        self.stored_subscription_type = self.subscription_type_with(None, None);
         Some(old)
+    }
+
+    /// Kafka's `ConsumerGroup.subscriptionType` over the members with `old` replaced by `new`,
+    /// from its counts: members per expression, and per topic the members naming it and the
+    /// resolved expressions matching it (an expression stays counted until its record is
+    /// deleted, except the old member's when it was its only user). Without expressions,
+    /// homogeneous when every counted topic is named by every member; with one expression used by
+    /// every member, when every topic comes from it alone; otherwise heterogeneous. A heartbeat
+    /// that refreshes the subscription metadata computes it with its change; any other uses
+    /// [`Self::stored_subscription_type`].
+    pub fn subscription_type_with(
+        &self,
+        old: Option<&ConsumerMember>,
+        new: Option<&ConsumerMember>,
+    ) -> SubscriptionType {
+        let skip = old.map(|m| m.member_id.as_str());
+        let members: Vec<&ConsumerMember> = self
+            .members
+            .values()
+            .filter(|m| Some(m.member_id.as_str()) != skip)
+            .chain(new)
+            .collect();
+        let mut regexes: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in &members {
+            if !m.subscribed_topic_regex.is_empty() {
+                *regexes
+                    .entry(m.subscribed_topic_regex.as_str())
+                    .or_default() += 1;
+            }
+            for t in &m.subscribed_topic_names {
+                *by_name.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        let dropped = old
+            .map(|o| o.subscribed_topic_regex.as_str())
+            .filter(|r| !r.is_empty() && !regexes.contains_key(r));
+        let mut by_regex: BTreeMap<&str, usize> = BTreeMap::new();
+        for (regex, resolved) in &self.resolved_regexes {
+            if Some(regex.as_str()) != dropped {
+                for t in &resolved.topics {
+                    *by_regex.entry(t.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let n = members.len();
+        let mut topics = by_name.keys().chain(by_regex.keys());
+        let homogeneous = match regexes.len() {
+            0 => topics.all(|t| by_name.get(t) == Some(&n)),
+            1 => {
+                regexes.values().next() == Some(&n)
+                    && topics.all(|t| by_regex.get(t) == Some(&1) && !by_name.contains_key(t))
+            }
+            _ => false,
+        };
+        if homogeneous {
+            SubscriptionType::Homogeneous
+        } else {
+            SubscriptionType::Heterogeneous
+        }
     }
 
     pub fn static_member(&self, instance_id: &str) -> Option<&ConsumerMember> {

@@ -559,8 +559,10 @@ impl Coordinator {
         }
         let unknown = req.member_id.is_empty();
         let member_id = if unknown {
-            self.classic.member_seq += 1;
-            new_member_id(&gid, self.classic.member_seq, now)
+            self.classic.supplied_member_id.take().unwrap_or_else(|| {
+                self.classic.member_seq += 1;
+                new_member_id(&gid, self.classic.member_seq, now)
+            })
         } else {
             req.member_id.clone()
         };
@@ -724,7 +726,9 @@ impl Coordinator {
         // Subscription metadata and the group epoch (§K3.6).
         let mut group_epoch = group.group_epoch;
         let mut refresh_deadline = None;
+        let mut subscription_type = group.stored_subscription_type;
         if bump || group.has_metadata_expired(now) {
+            subscription_type = group.subscription_type_with(old_for_counts, Some(&updated));
             let topics = group.subscribed_topics_with(old_for_counts, Some(&updated));
             let hash = crate::topology::metadata_hash(&topics, &self.metadata);
             if bump || hash != group.metadata_hash {
@@ -769,6 +773,7 @@ impl Coordinator {
             topic_ids: &self.topic_ids,
             now,
             assignment_interval_ms: cfg.assignment_interval_ms,
+            subscription_type,
         })?;
         records.extend(target.records);
         let owned: Vec<TopicIdPartitions> = partitions_by_id(

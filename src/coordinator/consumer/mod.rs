@@ -619,8 +619,10 @@ impl Coordinator {
         let new_group;
         let group_existed = self.groups.consumer(&gid).is_some();
         let member_id = if req.member_id.is_empty() {
-            self.classic.member_seq += 1;
-            new_member_id(&gid, self.classic.member_seq, now)
+            self.classic.supplied_member_id.take().unwrap_or_else(|| {
+                self.classic.member_seq += 1;
+                new_member_id(&gid, self.classic.member_seq, now)
+            })
         } else {
             req.member_id.clone()
         };
@@ -790,7 +792,9 @@ impl Coordinator {
         // Subscription metadata: the metadata hash of the subscribed topics (docs/consumer-protocol.md §K3.6).
         let mut group_epoch = group.group_epoch;
         let mut refresh_deadline = None;
+        let mut subscription_type = group.stored_subscription_type;
         if bump || group.has_metadata_expired(now) {
+            subscription_type = group.subscription_type_with(old_for_counts, Some(&updated));
             let topics = group.subscribed_topics_with(old_for_counts, Some(&updated));
             let hash = crate::topology::metadata_hash(&topics, &self.metadata);
             if hash != group.metadata_hash {
@@ -829,6 +833,7 @@ impl Coordinator {
             topic_ids: &self.topic_ids,
             now,
             assignment_interval_ms: cfg.assignment_interval_ms,
+            subscription_type,
         })?;
         records.extend(target.records);
 

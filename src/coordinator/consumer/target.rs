@@ -30,6 +30,9 @@ pub struct TargetRequest<'a> {
     pub topic_ids: &'a BTreeMap<String, TopicId>,
     pub now: Millis,
     pub assignment_interval_ms: i32,
+    /// What the assignor is told of the subscriptions
+    /// ([`ConsumerGroup::subscription_type_with`]).
+    pub subscription_type: SubscriptionType,
 }
 
 /// The decision: the epoch and target the member reconciles toward, and the records written.
@@ -143,10 +146,9 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
                 .unwrap_or_default(),
         });
     }
-    let subscription_type = subscription_type(order.iter().map(|id| member(id)));
     let spec = GroupSpec {
         members: specs,
-        subscription_type,
+        subscription_type: req.subscription_type,
     };
     let out = req.assignor.assign(&spec, &topics).map_err(|e| {
         ApiError::new(
@@ -195,22 +197,4 @@ pub fn update_target(req: &TargetRequest<'_>) -> Result<TargetResult, ApiError> 
         member_target,
         records,
     })
-}
-
-/// Kafka's `ConsumerGroup.subscriptionType`: homogeneous when every member subscribes to the
-/// same topic names and the same expression.
-pub fn subscription_type<'a>(
-    mut members: impl Iterator<Item = &'a ConsumerMember>,
-) -> SubscriptionType {
-    let Some(first) = members.next() else {
-        return SubscriptionType::Homogeneous;
-    };
-    if members.all(|m| {
-        m.subscribed_topic_names == first.subscribed_topic_names
-            && m.subscribed_topic_regex == first.subscribed_topic_regex
-    }) {
-        SubscriptionType::Homogeneous
-    } else {
-        SubscriptionType::Heterogeneous
-    }
 }
