@@ -15,6 +15,27 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_groupcoord"))
 }
 
+/// `serve` starts on `dir` (it prints its address) and stops cleanly on SIGTERM.
+fn serve_starts_and_stops(dir: &std::path::Path) {
+    let mut child = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("groupcoord listening on"), "{line}");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
 #[test]
 fn a_refused_log_names_the_way_out_and_truncate_after_takes_it() {
     let dir = temp_dir("cli-log-tool").join("data");
@@ -87,23 +108,7 @@ fn a_refused_log_names_the_way_out_and_truncate_after_takes_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let mut child = bin()
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("groupcoord listening on"), "{line}");
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    serve_starts_and_stops(&dir);
 }
 
 #[test]
@@ -206,23 +211,7 @@ fn log_export_writes_one_groups_records_with_their_append_times() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no records of group \"nope\""));
 
     // The server still starts on the mixed log (kind 0 and kind 6 batches).
-    let mut child = bin()
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("groupcoord listening on"), "{line}");
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    serve_starts_and_stops(&dir);
 }
 
 /// A group with more records than `--max-records`: the older ones are replaced by the compacted

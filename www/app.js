@@ -251,10 +251,10 @@ async function openEdited(actions) {
   const d = S.driver;
   const t = actions.length ? actions[actions.length - 1].at_ms + 5000 : 0;
   const text = await encodeTrace({ v: 1, preset: d.presetName ?? undefined, spec: d.presetName ? undefined : d.spec, seed: d.spec.seed, actions, t });
-  const url = `${location.origin}${location.pathname}${location.search}#pl=${text}`;
-  history.replaceState(null, '', url);
   S.lastOpened = text;
   await openTrace(text);
+  // The address bar gets the permalink once the run it names is shown.
+  history.replaceState(null, '', `${location.origin}${location.pathname}${location.search}#pl=${text}`);
 }
 
 async function openTrace(text) {

@@ -76,7 +76,7 @@ export function parseTrace(text) {
     return { ...t, actions, messages };
   }
   if (t.source === 'server') {
-    if (!isObj(t.topics) || Object.values(t.topics).some((p) => !Number.isInteger(p) || p < 0)) throw new Error('"topics" must map topic names to partition counts');
+    if (!isObj(t.topics) || Object.entries(t.topics).some(([n, p]) => !Number.isInteger(p) || p < 0 || !/^[A-Za-z0-9._-]{1,249}$/.test(n))) throw new Error('"topics" must map topic names to partition counts');
     const records = list(t.records, 'records', MAX_RECORDS);
     if (!records.length) throw new Error('the trace holds no records');
     records.forEach((r, i) => {
@@ -85,6 +85,7 @@ export function parseTrace(text) {
       if (typeof r.key !== 'string' || !r.key || !HEX.test(r.key)) throw new Error(`records[${i}].key must be hex bytes`);
       if (typeof r.value !== 'string' || !HEX.test(r.value)) throw new Error(`records[${i}].value must be hex bytes ("" for a tombstone)`);
       if (i && r.at_ms < records[i - 1].at_ms) throw new Error(`records[${i}] is older than the record before it`);
+      if (!isObj(r.record) || typeof r.record.type !== 'string' || (r.record.value != null && !isObj(r.record.value))) throw new Error(`records[${i}].record must be the record as JSON ({type, value, …})`);
     });
     return { ...t, records, messages };
   }
@@ -104,10 +105,9 @@ const EMPTY_GROUP = (id) => ({ group_id: id, state: 'Dead', group_epoch: -1, ass
 export class RecordDriver {
   constructor(mod, trace) {
     const rs = trace.records;
-    this.replay = new mod.WasmRecordReplay(trace.group_id, Object.keys(trace.topics), Object.values(trace.topics), rs.map((r) => r.key), rs.map((r) => r.value));
-    const decoded = this.replay.records();
+    this.replay = new mod.WasmRecordReplay(trace.group_id, Object.entries(trace.topics).map(([n, p]) => `${n}=${p}`).join(','), rs.map((r) => `${r.key}:${r.value}`).join('\n'));
     this.t0 = rs[0].at_ms;
-    this.entries = rs.map((r, i) => ({ seq: i, at_ms: r.at_ms - this.t0, cause: r.cause ?? 'log', summary: r.summary ?? '', record: decoded[i] }));
+    this.entries = rs.map((r, i) => ({ seq: i, at_ms: r.at_ms - this.t0, cause: r.cause ?? 'log', summary: r.summary ?? '', record: r.record }));
     this.times = [...new Set(this.entries.map((e) => e.at_ms))];
     this.source = trace;
     this.spec = { name: `trace of ${trace.group_id}`, description: 'a server\'s recorded history', seed: 0, group_id: trace.group_id, topics: trace.topics, topology: { subtopologies: [] }, processes: [], configs: trace.configs ?? {}, group_type: 'streams', recorded: true };

@@ -85,7 +85,8 @@ test('export a run as JSON and import it: the same state hash at the same time; 
     [JSON.stringify({ ...tr, spec: 'x' }), /"spec"/],
     [JSON.stringify({ ...tr, actions: [{ at_ms: 1000, action: 'explode' }] }), /explode|unknown/i],
     [JSON.stringify({ format: 'groupcoord-trace', version: 1, source: 'server', group_id: 'g', topics: {}, records: [{ at_ms: 1, key: 'zz', value: '' }] }), /records\[0\]\.key/],
-    [JSON.stringify({ format: 'groupcoord-trace', version: 1, source: 'server', group_id: 'g', topics: {}, records: [{ at_ms: 1, key: '0011', value: '' }] }), /record 0/],
+    [JSON.stringify({ format: 'groupcoord-trace', version: 1, source: 'server', group_id: 'g', topics: {}, records: [{ at_ms: 1, key: '0011', value: '', record: { type: 'GroupMetadata', group_id: 'g', value: null } }] }), /record 0: /],
+    [JSON.stringify({ format: 'groupcoord-trace', version: 1, source: 'server', group_id: 'g', topics: {}, records: [{ at_ms: 1, key: '0011000167', value: '', record: 'x' }] }), /records\[0\]\.record/],
   ];
   await other.click('[data-testid=traces-btn]');
   for (const [content, re] of bad) {

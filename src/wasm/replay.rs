@@ -43,54 +43,43 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 #[wasm_bindgen]
 impl WasmRecordReplay {
-    /// Decodes the records of `group_id`: `keys[i]` and `values[i]` are record `i`'s key and
-    /// value in hex (`""`: a tombstone); topic `topic_names[j]` has `partitions[j]` partitions.
+    /// Decodes the records of `group_id`: `records` holds one record a line, `KEY:VALUE` in hex
+    /// (an empty value is a tombstone); `topics` is `name=partitions` pairs separated by commas.
     /// Fails naming the first record that does not decode.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        group_id: String,
-        topic_names: Vec<String>,
-        partitions: Vec<i32>,
-        keys: Vec<String>,
-        values: Vec<String>,
-    ) -> Result<WasmRecordReplay, JsError> {
-        if keys.len() != values.len() || topic_names.len() != partitions.len() {
-            return Err(JsError::new(
-                "as many keys as values (and topics as partition counts) are needed",
-            ));
+    pub fn new(group_id: String, topics: &str, records: &str) -> Result<WasmRecordReplay, JsError> {
+        let mut topic_map = BTreeMap::new();
+        for t in topics.split(',').filter(|t| !t.is_empty()) {
+            let p = t
+                .split_once('=')
+                .and_then(|(n, p)| Some((n, p.parse::<i32>().ok()?)));
+            let (name, partitions) = p.ok_or_else(|| JsError::new("topics: name=partitions"))?;
+            topic_map.insert(name.to_string(), partitions);
         }
-        if keys.len() > MAX_RECORDS {
-            return Err(JsError::new(&format!(
-                "{} records: at most {MAX_RECORDS} can be replayed",
-                keys.len()
-            )));
-        }
-        let topics: BTreeMap<String, i32> = topic_names.into_iter().zip(partitions).collect();
-        let mut records = Vec::with_capacity(keys.len());
-        for (i, (k, v)) in keys.iter().zip(&values).enumerate() {
-            let bytes = unhex(k).zip(if v.is_empty() {
-                Some(None)
-            } else {
-                unhex(v).map(Some)
+        let mut decoded = Vec::new();
+        for (i, line) in records.lines().enumerate() {
+            if i >= MAX_RECORDS {
+                return Err(JsError::new("too many records"));
+            }
+            let bytes = line.split_once(':').and_then(|(k, v)| {
+                let value = if v.is_empty() { None } else { Some(unhex(v)?) };
+                Some((unhex(k)?, value))
             });
             let r = bytes
-                .ok_or_else(|| "not hex bytes".to_string())
+                .ok_or_else(|| "not KEY:VALUE hex bytes".to_string())
                 .and_then(|(key, value)| {
                     codec::decode_record(&key, value.as_deref()).map_err(|e| e.to_string())
                 })
                 .map_err(|e| JsError::new(&format!("record {i}: {e}")))?;
             if r.group_id() != group_id {
-                return Err(JsError::new(&format!(
-                    "record {i} belongs to group {:?}, not {group_id:?}",
-                    r.group_id()
-                )));
+                return Err(JsError::new(&format!("record {i}: another group's")));
             }
-            records.push(r);
+            decoded.push(r);
         }
         let mut replay = WasmRecordReplay {
             group_id,
-            topics,
-            records,
+            topics: topic_map,
+            records: decoded,
             coord: Coordinator::new(CoordinatorConfig::default()),
             applied: 0,
         };
@@ -126,12 +115,6 @@ impl WasmRecordReplay {
             self.applied += 1;
         }
         Ok(())
-    }
-
-    /// The decoded records (`Record[]`), for the record log and the epoch chart.
-    #[wasm_bindgen(unchecked_return_type = "CoordinatorRecord[]")]
-    pub fn records(&self) -> Result<JsValue, JsError> {
-        to_js(&self.records)
     }
 
     /// The group as the explorer shows it (`GroupView`), or `null` before its first record.

@@ -252,6 +252,9 @@ pub struct TraceRecord {
     pub key: String,
     /// Value bytes, hex (`""`: a tombstone).
     pub value: String,
+    /// The record as JSON (what the explorer's record log and epoch chart show; the state is
+    /// replayed from `key` and `value`).
+    pub record: crate::records::Record,
 }
 
 /// A group's recorded history, as `groupcoord log export` and `GET /api/groups/{id}/trace`
@@ -421,6 +424,7 @@ pub fn trace(dir: &Path, group_id: &str, max_records: usize) -> Result<Trace, St
             summary: r.summary(),
             key: hex(&key),
             value: value.as_deref().map(hex).unwrap_or_default(),
+            record: r,
         });
     }
     Ok(Trace {
