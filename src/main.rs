@@ -139,6 +139,19 @@ mod native {
             #[arg(long)]
             verbose: bool,
         },
+        /// Write one group's records with their append times as a trace (JSON, the explorer's
+        /// "Load trace" format) to stdout.
+        Export {
+            #[arg(long, default_value = "./data")]
+            data_dir: PathBuf,
+            /// The group id.
+            #[arg(long)]
+            group: String,
+            /// At most this many records; older ones are replaced by the compacted state they
+            /// left.
+            #[arg(long, default_value_t = server::storage::log_tool::TRACE_MAX_RECORDS)]
+            max_records: usize,
+        },
         /// Drop the batch starting at OFFSET and everything after it (newer segments too), and
         /// move the commit mark there. This loses those changes: use it on the batch start-up
         /// named when it refused the log.
@@ -464,6 +477,23 @@ mod native {
                 }
                 Err(e) => {
                     eprintln!("groupcoord log inspect: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            Cmd::Log {
+                which:
+                    LogCmd::Export {
+                        data_dir,
+                        group,
+                        max_records,
+                    },
+            } => match server::storage::log_tool::export(&data_dir, &group, max_records) {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("groupcoord log export: {e}");
                     ExitCode::from(1)
                 }
             },

@@ -8,6 +8,8 @@ import { startLive } from './live.js';
 import { LESSONS, LessonPlayer, renderWelcome } from './lessons.js';
 import { GhostCards, announce, ghostMembers } from './history.js';
 import { noteViolation, renderBreakIt, showViolation, violationMarks } from './breakit.js';
+import { MAX_TRACE_BYTES, RecordDriver, download, exportRun, parseTrace } from './trace.js';
+import { ScenarioEditor } from './editor.js';
 
 const ICON_PLAY = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2v12l11-6z"/></svg>';
 const ICON_PAUSE = '<svg class="ic" viewBox="0 0 16 16"><path d="M3 2h3.5v12H3zM9.5 2H13v12H9.5z"/></svg>';
@@ -41,6 +43,10 @@ async function boot() {
 
   const pl = location.hash.match(/[#&]pl=([^&]+)/);
   if (pl) await openTrace(pl[1]);
+  else if (params.has('trace')) {
+    await loadTraceUrl(params.get('trace'));
+    if (!S.driver) startPreset(S.presets[0].name);
+  }
   else if (params.has('members') || params.has('partitions')) {
     try {
       S.scaled = scaledOptions(params);
@@ -146,6 +152,109 @@ function setDriver(d) {
   resetViews();
   refreshActionInputs();
   S.needRender = true;
+}
+
+// ---- traces in and out (trace.js), the scenario editor (editor.js) ------------------------------
+
+/** Opens a parsed trace: a simulated run is replayed from its spec and actions to `t` (and its
+ * state hash compared), a server's records are replayed into the coordinator. */
+async function openRun(tr) {
+  pause();
+  S.lessons?.close();
+  if (tr.source === 'server') {
+    const mod = await import('./pkg/groupcoord.js');
+    setDriver(new RecordDriver(mod, tr));
+    $('preset').value = '';
+    $('repro').innerHTML = `<span class="okr" data-testid="repro" data-ok="true" title="${esc(S.driver.describe())}">recorded</span>`;
+    return;
+  }
+  const p = tr.preset ? preset(tr.preset) : null;
+  const d = new RemoteDriver(S.W, tr.spec, tr.actions, p && JSON.stringify(p.spec) === JSON.stringify(tr.spec) ? p.name : null);
+  try {
+    await d.seek(tr.t);
+    await d.raiseMaxTime(Math.max(0, ...tr.actions.map((a) => a.at_ms)));
+  } catch (e) { d.free(); throw e; }
+  setDriver(d);
+  $('preset').value = d.presetName ?? '';
+  const h = d.stateHash();
+  $('repro').innerHTML = tr.state_hash ? (h === tr.state_hash ? '<span class="okr" data-testid="repro" data-ok="true">✓ reproduced</span>' : `<span class="bad" data-testid="repro" data-ok="false">✗ expected ${esc(tr.state_hash)}</span>`) : '';
+}
+
+/** Reads a trace file or fetched text; a problem is named in the dialog and a toast, never thrown. */
+async function importText(text, from) {
+  const err = $('trace-error');
+  try {
+    const tr = parseTrace(text);
+    await openRun(tr);
+    if (err) err.textContent = '';
+    $('traces').hidden = true;
+    toast(`Opened the trace from ${from}${tr.source === 'server' ? `: ${S.driver.describe()}` : ''}.`);
+    return true;
+  } catch (e) {
+    const msg = `cannot open the trace from ${from}: ${e.message}`;
+    if (err) err.textContent = msg;
+    toast(msg, true);
+    return false;
+  }
+}
+
+/** `?trace=<url>` and the dialog's "load from a server": GET the trace (e.g.
+ * `/api/groups/<id>/trace` of `groupcoord serve --http`). */
+async function loadTraceUrl(url) {
+  try {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`HTTP ${r.status}: ${(await r.text()).slice(0, 200)}`);
+    const len = Number(r.headers.get('content-length') ?? 0);
+    if (len > MAX_TRACE_BYTES) throw new Error(`${len} bytes; traces of at most ${MAX_TRACE_BYTES / 1048576} MB are read`);
+    return importText(await r.text(), url);
+  } catch (e) {
+    toast(`cannot load the trace ${url}: ${e.message}`, true);
+    if ($('trace-error')) $('trace-error').textContent = `cannot load ${url}: ${e.message}`;
+    return false;
+  }
+}
+
+/** The Traces dialog: export, import a file, load from a server, the scenario editor. */
+function openTraces() {
+  const el = $('traces');
+  const recorded = S.driver instanceof RecordDriver;
+  el.innerHTML = `<div class="help-box" role="dialog" aria-modal="true" aria-labelledby="traces-title">
+    <h2 id="traces-title">Traces</h2>
+    <p>A trace is a run as JSON (format <code>groupcoord-trace</code> version 1): the scenario and timed actions that replay it, the records and heartbeats it showed, and the state hash at the time shown. A real server writes a group's recorded history in the same format (<code>groupcoord log export --group G</code>, or <code>GET /api/groups/G/trace</code>).</p>
+    <p><button id="trace-export" data-testid="trace-export">Export this run (JSON)</button>
+      <button id="trace-edit" data-testid="trace-edit" ${recorded ? 'disabled title="a recorded history has no actions to edit"' : ''}>Scenario editor…</button></p>
+    <p><label>Import a trace file <input type="file" id="trace-file" accept=".json,application/json" data-testid="trace-file"></label></p>
+    <p><label>Load from a server <input type="text" id="trace-url" size="40" value="/api/groups/demo-app/trace" data-testid="trace-url"></label>
+      <button id="trace-load" data-testid="trace-load">Load</button></p>
+    <p role="alert" class="bad" id="trace-error" data-testid="trace-error"></p>
+    <p><button id="traces-close">Close</button></p></div>`;
+  el.hidden = false;
+  $('trace-export').focus();
+  $('trace-export').onclick = () => {
+    const d = S.driver, obj = d instanceof RecordDriver ? d.source : exportRun(d);
+    download(obj, `${obj.group_id}-${d.now}ms.trace.json`);
+  };
+  $('trace-edit').onclick = () => { el.hidden = true; S.editor.open(S.driver.actions); };
+  $('trace-file').onchange = async (e) => {
+    const f = e.target.files[0];
+    if (!f) return;
+    if (f.size > MAX_TRACE_BYTES) { $('trace-error').textContent = `${f.name} is ${(f.size / 1048576).toFixed(1)} MB; traces of at most ${MAX_TRACE_BYTES / 1048576} MB are read`; return; }
+    await importText(await f.text(), f.name);
+  };
+  $('trace-load').onclick = () => loadTraceUrl($('trace-url').value.trim());
+  $('traces-close').onclick = () => { el.hidden = true; $('traces-btn').focus(); };
+  el.onkeydown = (e) => { if (e.key === 'Escape') { e.stopPropagation(); el.hidden = true; $('traces-btn').focus(); } };
+}
+
+/** The editor's result: the run with these actions, opened through its permalink. */
+async function openEdited(actions) {
+  const d = S.driver;
+  const t = actions.length ? actions[actions.length - 1].at_ms + 5000 : 0;
+  const text = await encodeTrace({ v: 1, preset: d.presetName ?? undefined, spec: d.presetName ? undefined : d.spec, seed: d.spec.seed, actions, t });
+  S.lastOpened = text;
+  await openTrace(text);
+  // The address bar gets the permalink once the run it names is shown.
+  history.replaceState(null, '', `${location.origin}${location.pathname}${location.search}#pl=${text}`);
 }
 
 async function openTrace(text) {
@@ -608,8 +717,9 @@ const Compare = {
       specMod(spec);
       const actions = [...pre.map((a) => ({ at_ms: 0, ...a })), ...d.actions];
       const r = new Driver(S.W, spec, actions, null);
-      return { label, r, header: null, grid: null };
+      return { label, r, header: null, grid: null, samples: [] };
     };
+    if (d instanceof RecordDriver) throw new Error('a recorded history has no scenario to vary');
     const pairs = {
       standby: [['standby replicas 0', (s) => s, [{ action: 'set_standby_replicas', replicas: 0 }]], ['standby replicas 1', (s) => s, [{ action: 'set_standby_replicas', replicas: 1 }]]],
       assignor: [['assignor sticky', (s) => s, [{ action: 'set_assignor', name: 'sticky' }]], ['assignor mock', (s) => s, [{ action: 'set_assignor', name: 'mock' }]]],
@@ -635,8 +745,13 @@ const Compare = {
     }
     const now = d.now;
     for (const x of this.runs) {
-      if (x.r.now > now) x.r.seek(now);
-      else if (x.r.now < now) x.r.advance(now - x.r.now);
+      if (x.r.now > now) {
+        x.r.seek(now);
+        while (x.samples.length && x.samples[x.samples.length - 1].t > now) x.samples.pop();
+      }
+      if (!x.samples.length) sampleRun(x, classic);
+      // Forward in slices of simulated time, one metrics sample after each (the chart's resolution).
+      while (x.r.now < now) { x.r.advance(Math.min(SAMPLE_MS, now - x.r.now)); sampleRun(x, classic); }
     }
     const gs = this.runs.map((x) => { const g = naturallyOrdered(x.r.last.snapshot.group, (x.order ??= {})); return classic ? classicAsTasks(g) : g; });
     // Who holds each task, per run: task -> {a: [process], s: [process]}; cells keyed task|process.
@@ -667,6 +782,7 @@ const Compare = {
       (classic ? renderClassicHeader : renderHeader)($(i ? 'cmp-b-header' : 'cmp-a-header'), x.r.last.snapshot.group, `<span class="kv">hash <code>${esc(x.r.stateHash())}</code></span>`);
       this.grids[i].update(gs[i], S.order, diff);
     });
+    renderMetrics($('cmp-metrics'), this.runs, classic, now);
     $('cmp-diff').innerHTML = `<table><tr><th></th><th>A · ${esc(this.runs[0].label)}</th><th>B · ${esc(this.runs[1].label)}</th></tr>
       ${field('state', (g) => g.state)}${classic ? '' : field('group epoch', (g) => g.group_epoch) + field('assignment epoch', (g) => g.assignment_epoch)}
       ${classic ? `${field('generation', (g) => g.classic.generation)}${field('partitions owned by nobody now', (g) => g.classic.owned_by_nobody.length)}
@@ -676,6 +792,60 @@ const Compare = {
       ${rows.slice(0, 40).join('')}</table>`;
   },
 };
+
+// Side-by-side metrics, computed from each run: a sample every SAMPLE_MS of simulated time.
+const SAMPLE_MS = 250;
+
+/** One sample of run `x`: who owns each task (the client-side ownership where the simulation has
+ * it), tasks without an owner, the group epoch (classic: generation) and state. Tasks moved and
+ * rebalances accumulate from sample to sample. */
+function sampleRun(x, classic) {
+  const raw = x.r.last.snapshot.group, g = classic ? classicAsTasks(raw) : raw;
+  const prev = x.samples[x.samples.length - 1];
+  const owner = new Map(prev?.owner ?? []);
+  const held = new Map();
+  for (const m of g.members) for (const t of (classic ? m.active : m.owned_active ?? m.active)) held.set(t, m.process_id);
+  const tasks = allTasks(g);
+  let moved = prev?.moved ?? 0;
+  for (const [t, p] of held) { const o = owner.get(t); if (o != null && o !== p) moved++; owner.set(t, p); }
+  const epoch = classic ? raw.classic?.generation ?? 0 : raw.group_epoch;
+  const bumps = prev && epoch > prev.epoch && prev.epoch > 0 ? epoch - prev.epoch : 0;
+  x.samples.push({ t: x.r.now, unowned: tasks.filter((t) => !held.has(t)).length, tasks: tasks.length, epoch, state: raw.state, moved, rebalances: (prev?.rebalances ?? 0) + bumps, owner });
+}
+
+/** Time to Stable: the first (from the start) and the last (since the group last left Stable)
+ * periods the group spent before reaching Stable, from the samples. */
+function stableTimes(samples) {
+  const eps = [];
+  let since = 0;
+  for (const s of samples) {
+    if (s.state === 'Stable' && since != null) { eps.push(s.t - since); since = null; } else if (s.state !== 'Stable' && since == null) since = s.t;
+  }
+  return { first: eps[0], last: eps[eps.length - 1], pending: since, count: eps.length };
+}
+
+function renderMetrics(el, runs, classic, now) {
+  const val = runs.map((x) => {
+    const last = x.samples[x.samples.length - 1], st = stableTimes(x.samples);
+    const idle = x.samples.reduce((acc, s, i) => acc + (i ? s.unowned * (s.t - x.samples[i - 1].t) : 0), 0);
+    return { moved: last.moved, rebalances: last.rebalances, unownedNow: last.unowned, idle, st };
+  });
+  const unit = classic ? 'partition' : 'task';
+  const secs = (ms) => (ms == null ? '–' : `${(ms / 1000).toFixed(2)} s`);
+  const row = (name, key, f) => { const [a, b] = val.map(f); return `<tr class="${a !== b ? 'd' : ''}"><th>${name}</th><td data-testid="cmp-metric-${key}-a">${esc(a)}</td><td data-testid="cmp-metric-${key}-b">${esc(b)}</td></tr>`; };
+  // Tasks without an owner over time: both runs on one axis.
+  const w = 360, h = 70, tmax = Math.max(now, 1), ymax = Math.max(1, ...runs.flatMap((x) => x.samples.map((s) => s.unowned)));
+  const line = (x, cls) => `<polyline class="${cls}" fill="none" points="${x.samples.map((s) => `${((w * s.t) / tmax).toFixed(1)},${(h - (h * s.unowned) / ymax).toFixed(1)}`).join(' ')}"/>`;
+  el.innerHTML = `<table data-now="${now}"><tr><th>metrics so far (${esc(fmtT(now))})</th><th>A · ${esc(runs[0].label)}</th><th>B · ${esc(runs[1].label)}</th></tr>
+    ${row(`${unit}s moved (owner changed)`, 'moved', (v) => String(v.moved))}
+    ${row(classic ? 'rebalances (generation bumps)' : 'rebalances (group epoch bumps)', 'rebalances', (v) => String(v.rebalances))}
+    ${row('time to Stable, first', 'stable-first', (v) => secs(v.st.first))}
+    ${row('time to Stable, last rebalance', 'stable-last', (v) => (v.st.pending != null ? `not Stable since ${secs(v.st.pending)}` : secs(v.st.last)))}
+    ${row(`${unit}s without an owner now`, 'unowned', (v) => String(v.unownedNow))}
+    ${row(`${unit}·s without an owner so far`, 'idle', (v) => (v.idle / 1000).toFixed(1))}</table>
+    <figure class="cmp-chart"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${unit}s without an owner over time: A ${val[0].unownedNow} now, B ${val[1].unownedNow} now" data-testid="cmp-unowned-chart">${line(runs[0], 'la')}${line(runs[1], 'lb')}</svg>
+    <figcaption>${unit}s without an owner over time (0 to ${ymax}, 0 to ${esc(fmtT(now))}): <span class="la">━ A</span> <span class="lb">━ B</span></figcaption></figure>`;
+}
 
 // ---- wiring -----------------------------------------------------------------------------------
 
@@ -719,6 +889,11 @@ function wire() {
     history.replaceState(null, '', url);
     try { await navigator.clipboard.writeText(url); toast('Permalink copied to the clipboard (and in the address bar).'); } catch { toast('Permalink is in the address bar.'); }
   };
+  $('traces-btn').onclick = openTraces;
+  S.editor = new ScenarioEditor($('editor'), {
+    onOpen: (actions) => openEdited(actions).catch((e) => toast(e.message, true)),
+    names: () => ({ members: S.driver.last.snapshot.group.members.map((m) => m.member_id), processes: processes() }),
+  });
   $('help-btn').onclick = () => ($('help').hidden = false);
   $('lessons-btn').onclick = () => renderWelcome($('welcome'), (id) => S.lessons.open(id), () => localStorage.setItem('groupcoord-welcome-closed', '1'));
   $('help-close').onclick = () => ($('help').hidden = true);
@@ -735,7 +910,7 @@ function wire() {
     if (pl && pl[1] !== S.lastOpened) { S.lastOpened = pl[1]; pause(); await openTrace(pl[1]); }
   });
   document.addEventListener('keydown', (e) => {
-    if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu')) return;
+    if (e.target.matches('input:not([type=range]), select, textarea') || e.target.closest('#menu, #editor, #traces')) return;
     if (e.target.closest('.lanes-wrap') && /^(ArrowLeft|ArrowRight|Enter| )$/.test(e.key)) return; // the swimlanes' own keys
     if (e.key === ' ' && e.target.closest('.menu-btn')) return; // Space presses the focused ⋯ button
     if (e.key === ' ') { e.preventDefault(); S.playing ? pause() : play(); }

@@ -529,6 +529,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
                 a,
                 shared.clone(),
                 opts.www_dir.clone(),
+                opts.data_dir.clone(),
                 opts.http_token.clone(),
                 shutdown_rx.clone(),
             )

@@ -97,6 +97,7 @@ mod consumer_client;
 mod consumer_snapshot;
 #[cfg(test)]
 mod consumer_tests;
+mod coordinator_view;
 mod engine;
 mod invariants;
 mod presets;
@@ -108,6 +109,7 @@ mod wire;
 pub use api::*;
 pub use config::SimKnobs;
 pub use consumer_snapshot::consumer_group_view;
+pub use coordinator_view::coordinator_group_view;
 pub use engine::{MESSAGE_LOG_CAPACITY, Simulation};
 pub use presets::presets;
 pub use random::{

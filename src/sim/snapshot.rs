@@ -10,7 +10,8 @@ use super::client::task_strings;
 use super::engine::Simulation;
 use crate::util::sort;
 
-fn pending(t: &TasksWithEpochs) -> TaskList {
+/// Tasks waiting for revocation, standbys and warm-ups marked as such.
+pub(super) fn pending(t: &TasksWithEpochs) -> TaskList {
     let mut v: Vec<String> = task_strings(&t.active.task_set());
     v.extend(
         task_strings(&t.standby)

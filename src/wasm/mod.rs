@@ -20,6 +20,7 @@ use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
 use crate::util::sort;
 
 mod allocator;
+mod replay;
 
 #[global_allocator]
 static ALLOCATOR: allocator::SizeClassAlloc = allocator::SizeClassAlloc::new();

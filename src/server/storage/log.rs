@@ -8,6 +8,12 @@
 //! magic u32 BE (0x4743_4C42 "GCLB") | payload length u32 BE | CRC32C(payload) u32 BE | payload
 //! payload = kind u8 | body
 //!   kind 0: coordinator records, body = records::codec::encode_batch(records)
+//!           (snapshots, and segments written before append times were logged)
+//!   kind 6: coordinator records with their append time, body = append time int64 BE (ms since
+//!           the UNIX epoch, the server's clock when the batch was appended) |
+//!           records::codec::encode_batch(records); what `groupcoord log export` and
+//!           `/api/groups/{id}/trace` give as each record's time. Segments written before kind 6
+//!           (all kind 0) stay readable; their records have no time.
 //!   kind 1: topic registry changes, body = Kafka array (count int32), per change:
 //!           op int8 (0 = create/set, 1 = delete) | name string (int16 length) | partitions int32
 //!   kind 3: ACL changes, body = Kafka array (count int32), per change:
@@ -53,6 +59,8 @@ use crate::server::codec88::{decode_records, encode_records};
 pub(crate) const MAGIC: u32 = 0x4743_4C42;
 const HEADER: usize = 12;
 const KIND_RECORDS: u8 = 0;
+/// Coordinator records with their append time (segments; snapshots keep kind 0).
+const KIND_TIMED_RECORDS: u8 = 6;
 const KIND_TOPICS: u8 = 1;
 /// Root of the error paths of a topic entry body, and its two operations.
 const TOPIC_ENTRY: &str = "TopicEntry";
@@ -472,10 +480,44 @@ pub(crate) fn snapshot_body(buf: &[u8]) -> Result<&[u8], String> {
     Ok(body)
 }
 
+/// The append time (ms since the UNIX epoch) of a records batch of kind 6, `None` for any other
+/// batch (kind 0 records were written without one).
+pub(crate) fn append_time(payload: &[u8]) -> Option<i64> {
+    match payload.split_first() {
+        Some((&KIND_TIMED_RECORDS, body)) => {
+            Reader::new(body, "TimedRecords").i64("AppendTimeMs").ok()
+        }
+        _ => None,
+    }
+}
+
+/// A records entry as a segment stores it: kind 6, with the append time.
+fn encode_timed_records(records: &[Record], append_ms: i64) -> io::Result<Vec<u8>> {
+    let mut payload = vec![KIND_TIMED_RECORDS];
+    payload.extend_from_slice(&append_ms.to_be_bytes());
+    let body =
+        encode_records(records).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    payload.extend_from_slice(&body);
+    frame(&payload)
+}
+
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 pub(crate) fn decode_payload(payload: &[u8]) -> Result<LogEntry, String> {
     let (&kind, body) = payload.split_first().ok_or("empty payload")?;
     match kind {
         KIND_RECORDS => decode_records(body).map(LogEntry::Records),
+        KIND_TIMED_RECORDS => {
+            let records = body
+                .get(8..)
+                .ok_or("records batch shorter than its append time")?;
+            decode_records(records).map(LogEntry::Records)
+        }
         KIND_TOPICS => {
             let mut r = Reader::new(body, TOPIC_ENTRY);
             let topics = r
@@ -977,8 +1019,13 @@ impl Log {
         // Everything is encoded before any state changes: an entry that cannot be encoded
         // leaves the log as it was.
         let mut buf = Vec::new();
+        let now = wall_clock_ms();
         for e in entries {
-            buf.extend_from_slice(&encode_entry(e)?);
+            let framed = match e {
+                LogEntry::Records(rs) => encode_timed_records(rs, now)?,
+                e => encode_entry(e)?,
+            };
+            buf.extend_from_slice(&framed);
         }
         if buf.is_empty() {
             return Ok(0);

@@ -224,3 +224,236 @@ pub fn truncate_after(dir: &Path, offset: u64, segment: Option<u64>) -> Result<S
     }
     Ok(msg)
 }
+
+/// Records a trace holds at most; older ones are compacted into the state they left (see
+/// [`trace`]).
+pub const TRACE_MAX_RECORDS: usize = 20_000;
+
+/// The trace format's identifier and version (`www/README.md`, "Traces").
+pub const TRACE_FORMAT: &str = "groupcoord-trace";
+/// The trace format's version.
+pub const TRACE_VERSION: u32 = 1;
+
+/// One record of a trace: when it was appended, and the record in Kafka's coordinator record
+/// layout (what the explorer replays) with its one-line summary (what people read).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TraceRecord {
+    /// Position in the trace, from 0.
+    pub seq: u64,
+    /// Append time (ms since the UNIX epoch): the batch's, or for records without one (written
+    /// before append times were logged, or in a snapshot) the first known time after them.
+    pub at_ms: i64,
+    /// `log` (appended to a segment with its time), `untimed` (no append time) or `compacted`
+    /// (the state older records left, see [`Trace::compacted_records`]).
+    pub cause: &'static str,
+    /// The record in one line.
+    pub summary: String,
+    /// Key bytes, hex.
+    pub key: String,
+    /// Value bytes, hex (`""`: a tombstone).
+    pub value: String,
+    /// The record as JSON (what the explorer's record log and epoch chart show; the state is
+    /// replayed from `key` and `value`).
+    pub record: crate::records::Record,
+}
+
+/// A group's recorded history, as `groupcoord log export` and `GET /api/groups/{id}/trace`
+/// give it (format `groupcoord-trace` version 1, `source: "server"`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Trace {
+    /// Always [`TRACE_FORMAT`].
+    pub format: &'static str,
+    /// Always [`TRACE_VERSION`].
+    pub version: u32,
+    /// `server`: records of a real server (no spec, no actions).
+    pub source: &'static str,
+    /// The group.
+    pub group_id: String,
+    /// Topic name -> partition count, as the log last set them.
+    pub topics: std::collections::BTreeMap<String, i32>,
+    /// The group's config overrides as the log last set them.
+    pub configs: std::collections::BTreeMap<String, String>,
+    /// The records, oldest first.
+    pub records: Vec<TraceRecord>,
+    /// The server does not log requests: always empty (the format has room for them).
+    pub messages: Vec<serde_json::Value>,
+    /// Records without an append time.
+    pub untimed_records: usize,
+    /// Records of the group that were replaced by the compacted state they left, so that the
+    /// trace holds at most [`TRACE_MAX_RECORDS`] (0: none).
+    pub compacted_records: usize,
+}
+
+struct Raw {
+    at_ms: Option<i64>,
+    record: crate::records::Record,
+}
+
+/// The files a load reads, in order: the newest complete snapshot, then the segments it does not
+/// cover.
+fn files_to_read(dir: &Path) -> Result<Vec<(std::path::PathBuf, bool)>, String> {
+    let mut snaps = Vec::new();
+    let mut segs = Vec::new();
+    for e in fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(n) = parse_numbered(&name, "snapshot-", ".snap") {
+            snaps.push(n);
+        } else if let Some(n) = parse_numbered(&name, "segment-", ".log") {
+            segs.push(n);
+        }
+    }
+    snaps.sort();
+    segs.sort();
+    let base = snaps.iter().rev().copied().find(|&n| {
+        fs::read(dir.join(super::log::snapshot_name(n))).is_ok_and(|b| snapshot_body(&b).is_ok())
+    });
+    let mut out = Vec::new();
+    if let Some(n) = base {
+        out.push((dir.join(super::log::snapshot_name(n)), true));
+    }
+    for n in segs.into_iter().filter(|&n| base.is_none_or(|b| n >= b)) {
+        out.push((dir.join(segment_name(n)), false));
+    }
+    Ok(out)
+}
+
+/// Reads the log in `dir` (without its lock: segments are only appended to, and reading stops at
+/// the first batch that is not complete) and returns the records of `group_id` with their
+/// append times. A group with more than `max_records` records has its older ones replaced by the
+/// compacted state they left (`compacted_records` says how many went).
+pub fn trace(dir: &Path, group_id: &str, max_records: usize) -> Result<Trace, String> {
+    let mut raw: Vec<Raw> = Vec::new();
+    let mut topics = std::collections::BTreeMap::new();
+    let mut configs = std::collections::BTreeMap::new();
+    for (path, snapshot) in files_to_read(dir)? {
+        let file = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let buf = if snapshot {
+            snapshot_body(&file).map_err(|e| format!("{}: {e}", path.display()))?
+        } else {
+            &file[..]
+        };
+        let mut pos = 0;
+        while pos < buf.len() {
+            let Parsed::Ok { payload, next } = parse_at(buf, pos) else {
+                break; // a torn or damaged tail: what comes before it is the history
+            };
+            let entry = decode_payload(payload)
+                .map_err(|e| format!("{} at offset {pos}: {e}", path.display()))?;
+            let at_ms = super::log::append_time(payload);
+            match entry {
+                LogEntry::Records(rs) => raw.extend(
+                    rs.into_iter()
+                        .filter(|r| r.group_id() == group_id)
+                        .map(|record| Raw { at_ms, record }),
+                ),
+                LogEntry::Topics(ts) => {
+                    for t in ts {
+                        match t {
+                            TopicChange::Set { name, partitions } => {
+                                topics.insert(name, partitions);
+                            }
+                            TopicChange::Delete { name } => {
+                                topics.remove(&name);
+                            }
+                        }
+                    }
+                }
+                LogEntry::GroupConfigs(cs) => {
+                    for c in cs.into_iter().filter(|c| c.group == group_id) {
+                        match c.value {
+                            Some(v) => configs.insert(c.key, v),
+                            None => configs.remove(&c.key),
+                        };
+                    }
+                }
+                LogEntry::Acls(_) | LogEntry::Scram(_) => {}
+            }
+            pos = next;
+        }
+    }
+    if raw.is_empty() {
+        return Err(format!(
+            "no records of group {group_id:?} in {}",
+            dir.display()
+        ));
+    }
+    // Records without a time take the first time known after them.
+    let untimed_records = raw.iter().filter(|r| r.at_ms.is_none()).count();
+    let mut later = raw.iter().rev().find_map(|r| r.at_ms).unwrap_or(0);
+    let mut timed: Vec<(i64, &'static str, crate::records::Record)> = Vec::with_capacity(raw.len());
+    for r in raw.into_iter().rev() {
+        let cause = if let Some(t) = r.at_ms {
+            later = t;
+            "log"
+        } else {
+            "untimed"
+        };
+        timed.push((later, cause, r.record));
+    }
+    timed.reverse();
+    let mut compacted_records = 0;
+    if timed.len() > max_records {
+        let keep = max_records / 2;
+        let cut = timed.len() - keep;
+        let at = timed[cut - 1].0;
+        let head: Vec<crate::records::Record> =
+            crate::records::compact(timed[..cut].iter().map(|t| &t.2));
+        if head.len() + keep > max_records {
+            return Err(format!(
+                "group {group_id:?} holds {} records after compaction, over the trace's limit of \
+                 {max_records}",
+                head.len() + keep
+            ));
+        }
+        compacted_records = cut;
+        let tail = timed.split_off(cut);
+        timed = head.into_iter().map(|r| (at, "compacted", r)).collect();
+        timed.extend(tail);
+    }
+    let mut records = Vec::with_capacity(timed.len());
+    for (seq, (at_ms, cause, r)) in timed.into_iter().enumerate() {
+        let (key, value) = crate::records::codec::encode_record(&r)
+            .map_err(|e| format!("{}: {e}", r.summary()))?;
+        records.push(TraceRecord {
+            seq: seq as u64,
+            at_ms,
+            cause,
+            summary: r.summary(),
+            key: hex(&key),
+            value: value.as_deref().map(hex).unwrap_or_default(),
+            record: r,
+        });
+    }
+    Ok(Trace {
+        format: TRACE_FORMAT,
+        version: TRACE_VERSION,
+        source: "server",
+        group_id: group_id.to_string(),
+        topics,
+        configs,
+        records,
+        messages: Vec::new(),
+        untimed_records,
+        compacted_records,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// `groupcoord log export --group G`: the group's trace as JSON (takes the data-directory lock,
+/// like `inspect`: for a running server use `GET /api/groups/{id}/trace`).
+pub fn export(dir: &Path, group_id: &str, max_records: usize) -> Result<String, String> {
+    let _lock = DataDirLock::acquire(dir).map_err(|e| e.to_string())?;
+    let t = trace(dir, group_id, max_records)?;
+    serde_json::to_string(&t).map_err(|e| e.to_string())
+}

@@ -1,5 +1,5 @@
 //! The web side: static files from `www/`, the live view (`/api/groups`, `/api/events` SSE),
-//! `/metrics`, `/healthz` and `/readyz`.
+//! a group's recorded history (`/api/groups/{id}/trace`), `/metrics`, `/healthz` and `/readyz`.
 //!
 //! Access ([`access`]): without the token the Host header must name a loopback host or an IP
 //! address (a page on another domain that resolves to this machine, DNS rebinding, is refused),
@@ -32,6 +32,8 @@ use crate::server::{Shared, now_ms};
 struct Web {
     shared: Arc<Shared>,
     www: PathBuf,
+    /// The log's directory (`/api/groups/{id}/trace` reads it).
+    data_dir: PathBuf,
     token: Option<Arc<str>>,
 }
 
@@ -41,6 +43,7 @@ pub async fn start(
     addr: SocketAddr,
     shared: Arc<Shared>,
     www: PathBuf,
+    data_dir: PathBuf,
     token: Option<String>,
     mut shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<SocketAddr> {
@@ -56,12 +59,14 @@ pub async fn start(
     let web = Web {
         shared,
         www,
+        data_dir,
         token: token.map(Arc::from),
     };
     let app = Router::new()
         .route("/api/groups", get(groups))
         .route("/api/events", get(events))
         .route("/api/history", get(history))
+        .route("/api/groups/{id}/trace", get(trace))
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -247,6 +252,50 @@ async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Res
         serde_json::to_string(&page).unwrap_or_default(),
     )
         .into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct TraceQuery {
+    max_records: Option<usize>,
+}
+
+/// `GET /api/groups/{id}/trace[?max_records=N]`: the group's records with their append times,
+/// read from the log (`groupcoord log export`'s JSON; at most
+/// [`TRACE_MAX_RECORDS`](crate::server::storage::log_tool::TRACE_MAX_RECORDS), older ones
+/// compacted). 404 when the log holds no record of the group.
+async fn trace(
+    AxState(w): AxState<Web>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    Query(q): Query<TraceQuery>,
+) -> Response {
+    use crate::server::storage::log_tool::{TRACE_MAX_RECORDS, trace};
+    if id.is_empty() || id.len() > 249 {
+        return (
+            StatusCode::BAD_REQUEST,
+            "a group id of 1 to 249 bytes is required",
+        )
+            .into_response();
+    }
+    let max = q
+        .max_records
+        .unwrap_or(TRACE_MAX_RECORDS)
+        .clamp(2, TRACE_MAX_RECORDS);
+    let dir = w.data_dir.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        trace(&dir, &id, max).and_then(|t| serde_json::to_string(&t).map_err(|e| e.to_string()))
+    })
+    .await;
+    match read {
+        Ok(Ok(json)) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Ok(Err(e)) if e.starts_with("no records") => (StatusCode::NOT_FOUND, e).into_response(),
+        // A snapshot can replace segments while they are read: asking again reads the new files.
+        Ok(Err(e)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("cannot read the log: {e}"),
+        )
+            .into_response(),
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "the log reader failed").into_response(),
+    }
 }
 
 async fn metrics(AxState(w): AxState<Web>) -> Response {
