@@ -97,6 +97,8 @@ mod consumer_client;
 mod consumer_snapshot;
 #[cfg(test)]
 mod consumer_tests;
+#[cfg(test)]
+mod draft_tests;
 mod engine;
 mod invariants;
 mod presets;
