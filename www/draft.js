@@ -126,7 +126,7 @@ function caption(runs, ms) {
   const by = Object.fromEntries(runs.map((r, i) => [r.dialect, ms[i]]));
   if (!by.shipped || !by.draft) return '';
   const d = by.draft, s = by.shipped;
-  return `<p class="pc-lead" data-testid="draft-caption">Shipped: the joining heartbeat carries the topology, so the first member has tasks after ${s.rtFirst} round trip(s) (${secs(s.firstAssignment)}). Draft: the join carries only a topology id; the group is <b>Initializing</b> for ${secs(d.initializing)}, the member asked sends StreamsGroupInitialize and joins again: ${d.rtFirst} round trips (${secs(d.firstAssignment)}). In total ${d.roundTrips} requests against ${s.roundTrips}.</p>`;
+  return `<p class="pc-lead" data-testid="draft-caption">Shipped: the joining heartbeat carries the topology; the first member with tasks got them after ${s.rtFirst} round trip(s), at ${secs(s.firstAssignment)}. Draft: the join carries only a topology id; the group is <b>Initializing</b> for ${secs(d.initializing)} while the member asked sends StreamsGroupInitialize (${d.apis.StreamsGroupInitialize ?? 0} sent) and joins again; the first member with tasks got them after ${d.rtFirst} round trip(s), at ${secs(d.firstAssignment)}. In total ${d.roundTrips} requests against ${s.roundTrips}. Where internal topics must be created first, both wait for them and the next heartbeat, so the times differ little.</p>`;
 }
 
 export function runAll(W, presets, w) {
