@@ -19,8 +19,11 @@ use crate::types::{Millis, TaskId, TaskSet, TasksTuple, TasksWithEpochs};
 pub enum GroupState {
     /// No members.
     Empty,
-    /// Members, but the topology is missing or its topics are not ready (§3.7).
+    /// Members, but the topology's topics are not ready (§3.7).
     NotReady,
+    /// Draft dialect only (docs/draft-dialect.md §D3): members, but no topology yet; they wait
+    /// for a StreamsGroupInitialize.
+    Initializing,
     /// The target assignment is behind the group epoch.
     Assigning,
     /// Members are still converging on the target assignment.
@@ -37,6 +40,7 @@ impl GroupState {
         match self {
             GroupState::Empty => "Empty",
             GroupState::NotReady => "NotReady",
+            GroupState::Initializing => "Initializing",
             GroupState::Assigning => "Assigning",
             GroupState::Reconciling => "Reconciling",
             GroupState::Stable => "Stable",
@@ -49,6 +53,7 @@ impl GroupState {
         match self {
             GroupState::Empty => "empty",
             GroupState::NotReady => "not_ready",
+            GroupState::Initializing => "initializing",
             GroupState::Assigning => "assigning",
             GroupState::Reconciling => "reconciling",
             GroupState::Stable => "stable",
@@ -334,7 +339,8 @@ impl StreamsGroup {
             return GroupState::Empty;
         }
         match &self.topology {
-            None => return GroupState::NotReady,
+            // Shipped groups always have one: their members join with it (§3.4 D).
+            None => return GroupState::Initializing,
             Some(t) if t.epoch != self.validated_topology_epoch => return GroupState::NotReady,
             _ => {}
         }

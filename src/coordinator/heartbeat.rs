@@ -35,7 +35,7 @@ fn blank(s: &str) -> bool {
 }
 
 /// Broker-level topology checks (spec §3.1 step 3).
-fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
+pub(super) fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
     let Some(t) = &req.topology else {
         return Ok(());
     };
@@ -77,8 +77,12 @@ fn validate_topology_topics(req: &StreamsGroupHeartbeatRequest) -> Result<(), Ap
     Ok(())
 }
 
-/// Request validation (spec §3.2), in Kafka's order.
-fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> {
+/// Request validation (spec §3.2), in Kafka's order. `topology_on_join`: a join must carry the
+/// topology (false only for the draft dialect, docs/draft-dialect.md §D2).
+pub(super) fn validate_request(
+    req: &StreamsGroupHeartbeatRequest,
+    topology_on_join: bool,
+) -> Result<(), ApiError> {
     fn bad(m: impl Into<String>) -> ApiError {
         ApiError::invalid_request(m)
     }
@@ -116,8 +120,12 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
                 return Err(bad(format!("{name} must be empty when (re-)joining.")));
             }
         }
-        let Some(t) = &req.topology else {
-            return Err(bad("Topology must be non-null when (re-)joining."));
+        let t = match &req.topology {
+            Some(t) => t,
+            None if topology_on_join => {
+                return Err(bad("Topology must be non-null when (re-)joining."));
+            }
+            None => return Ok(()),
         };
         for s in &t.subtopologies {
             for c in &s.state_changelog_topics {
@@ -156,7 +164,7 @@ fn validate_request(req: &StreamsGroupHeartbeatRequest) -> Result<(), ApiError> 
     Ok(())
 }
 
-fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
+pub(super) fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
     StreamsGroupHeartbeatResponse {
         error_code: e.code.0,
         error_message: e.message.clone(),
@@ -166,7 +174,7 @@ fn error_response(e: &ApiError) -> StreamsGroupHeartbeatResponse {
     }
 }
 
-fn status(code: i8, detail: impl Into<String>) -> Status {
+pub(super) fn status(code: i8, detail: impl Into<String>) -> Status {
     Status {
         status_code: code,
         status_detail: detail.into(),
@@ -202,7 +210,7 @@ fn task_offsets_map(list: &[TaskOffset]) -> Result<BTreeMap<TaskId, i64>, ApiErr
     Ok(out)
 }
 
-fn fenced_epoch(kind: &str, request: i32, member: i32) -> ApiError {
+pub(super) fn fenced_epoch(kind: &str, request: i32, member: i32) -> ApiError {
     ApiError::new(
         ErrorCode::FENCED_MEMBER_EPOCH,
         format!(
@@ -298,6 +306,18 @@ impl Coordinator {
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
     ) -> Outcome<StreamsGroupHeartbeatResponse> {
+        self.heartbeat_in_dialect(now, ctx, req, true)
+    }
+
+    /// The heartbeat path; `topology_on_join` false lets the draft dialect join a group whose
+    /// topology was initialized separately (docs/draft-dialect.md §D2).
+    pub(super) fn heartbeat_in_dialect(
+        &mut self,
+        now: Millis,
+        ctx: &RequestContext,
+        req: &StreamsGroupHeartbeatRequest,
+        topology_on_join: bool,
+    ) -> Outcome<StreamsGroupHeartbeatResponse> {
         // Kafka converts an Empty classic group when a streams member joins
         // (docs/classic-protocol.md §C6.3); restored if the heartbeat fails.
         let converted = (req.member_epoch == JOIN_EPOCH)
@@ -315,7 +335,7 @@ impl Coordinator {
         } else {
             validate_topology_topics(req)
                 .and_then(|_| self.config.limits.check_heartbeat(req))
-                .and_then(|_| validate_request(req))
+                .and_then(|_| validate_request(req, topology_on_join))
                 .and_then(|_| {
                     if other_type {
                         // Spec §8: a heartbeat for a group of another type.
@@ -327,7 +347,7 @@ impl Coordinator {
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
                         self.leave(now, req)
                     } else {
-                        self.join_or_heartbeat(now, ctx, req)
+                        self.join_or_heartbeat(now, ctx, req, topology_on_join)
                     }
                 })
         };
@@ -496,6 +516,7 @@ impl Coordinator {
         now: Millis,
         ctx: &RequestContext,
         req: &StreamsGroupHeartbeatRequest,
+        topology_on_join: bool,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
@@ -648,10 +669,16 @@ impl Coordinator {
         {
             updated.to_mut().rebalance_timeout_ms = req.rebalance_timeout_ms;
         }
-        if let Some(t) = &req.topology
-            && updated.topology_epoch != t.epoch
+        let joined_topology_epoch = match (&req.topology, &group.topology) {
+            (Some(t), _) => Some(t.epoch),
+            // Draft dialect (docs/draft-dialect.md §D2): a join without it takes the group's.
+            (None, Some(g)) if joining && !topology_on_join => Some(g.epoch),
+            _ => None,
+        };
+        if let Some(e) = joined_topology_epoch
+            && updated.topology_epoch != e
         {
-            updated.to_mut().topology_epoch = t.epoch;
+            updated.to_mut().topology_epoch = e;
         }
         if updated.client_id != ctx.client_id {
             updated.to_mut().client_id = ctx.client_id.clone();

@@ -148,6 +148,7 @@ pub struct Outcome<R> {
 pub(crate) mod classic;
 pub(crate) mod consumer;
 mod describe;
+pub(crate) mod draft;
 pub(crate) mod group;
 mod heartbeat;
 pub(crate) mod limits;
@@ -167,6 +168,10 @@ use crate::topology::MetadataImage;
 
 pub use classic::{ClassicReply, Completed, RequestToken};
 pub use describe::ListedGroup;
+pub use draft::{
+    Dialect, DraftHeartbeatRequest, DraftHeartbeatResponse, DraftInitializeRequest,
+    DraftInitializeResponse, topology_id,
+};
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{
     FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitResult, OffsetCommitTopic,

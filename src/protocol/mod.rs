@@ -35,6 +35,10 @@ pub mod status_code {
     pub const ASSIGNMENT_DELAYED: i8 = 5;
     /// The member lacks client tags that rack-aware standby assignment needs (v1+).
     pub const MISSING_CLIENT_TAGS: i8 = 6;
+    /// Draft dialect only (docs/draft-dialect.md §D3): the group waits for StreamsGroupInitialize.
+    pub const GROUP_INITIALIZING: i8 = 100;
+    /// Draft dialect only (docs/draft-dialect.md §D4): the member's topology id is not the group's.
+    pub const INCONSISTENT_TOPOLOGY: i8 = 101;
 
     /// Kafka's name of a status code.
     pub fn name(code: i8) -> &'static str {
@@ -46,12 +50,16 @@ pub mod status_code {
             SHUTDOWN_APPLICATION => "SHUTDOWN_APPLICATION",
             ASSIGNMENT_DELAYED => "ASSIGNMENT_DELAYED",
             MISSING_CLIENT_TAGS => "MISSING_CLIENT_TAGS",
+            GROUP_INITIALIZING => "GROUP_INITIALIZING",
+            INCONSISTENT_TOPOLOGY => "INCONSISTENT_TOPOLOGY",
             _ => "UNKNOWN_STATUS",
         }
     }
 
     /// The status code of a name, if it is one.
     pub fn from_name(name: &str) -> Option<i8> {
-        (0..=6).find(|c| self::name(*c) == name)
+        (0..=6)
+            .chain([GROUP_INITIALIZING, INCONSISTENT_TOPOLOGY])
+            .find(|c| self::name(*c) == name)
     }
 }

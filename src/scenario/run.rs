@@ -36,6 +36,8 @@ struct Client {
 enum Last {
     None,
     Heartbeat(Box<StreamsGroupHeartbeatResponse>),
+    /// A draft-dialect StreamsGroupInitialize (docs/draft-dialect.md §D5).
+    Initialize(crate::coordinator::DraftInitializeResponse),
     Result(ErrorCode, Option<i64>),
     Describe(Box<StreamsGroupDescribeResponse>),
     List(Vec<crate::coordinator::ListedGroup>),
@@ -57,6 +59,10 @@ pub struct Runner {
     last_topics: Vec<InternalTopic>,
     classic: classic::Clients,
     consumer: consumer::Clients,
+    /// `dialect draft`: heartbeats speak the draft design (docs/draft-dialect.md).
+    draft: bool,
+    /// The draft fields of the last draft heartbeat's response: should-initialize, topology id.
+    last_draft: Option<(bool, String)>,
     /// Checks performed, for reporting.
     pub checks: usize,
 }
@@ -157,6 +163,8 @@ impl Default for Runner {
             log: Vec::new(),
             clients: BTreeMap::new(),
             last: Last::None,
+            draft: false,
+            last_draft: None,
             last_records: Vec::new(),
             last_topics: Vec::new(),
             classic: classic::Clients::default(),
@@ -257,6 +265,33 @@ impl Runner {
                 Ok(())
             }
             "join" | "heartbeat" | "leave" => self.heartbeat(cmd, &a),
+            "dialect" => {
+                self.draft = match a.positional.as_slice() {
+                    [d] if d == "draft" => true,
+                    [d] if d == "shipped" => false,
+                    _ => return Err(err(n, "usage: dialect draft|shipped")),
+                };
+                Ok(())
+            }
+            "initialize" => {
+                let name = a.get("topology").unwrap_or(&self.current_topology);
+                let topology = self
+                    .topologies
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| err(n, format!("no topology `{name}`")))?;
+                let req = crate::coordinator::DraftInitializeRequest {
+                    group_id: a.get("group").unwrap_or("g").to_string(),
+                    topology,
+                };
+                a.finish(&[])?;
+                let now = self.now;
+                let out = self.coord().draft_initialize(now, &req);
+                self.last_topics = out.topics_to_create;
+                self.last = Last::Initialize(out.response);
+                self.record(out.records);
+                Ok(())
+            }
             "advance" | "time" => {
                 let v: i64 = a
                     .positional
@@ -713,9 +748,42 @@ impl Runner {
             client_host: "/127.0.0.1".into(),
             api_version: a.int("version")?.unwrap_or(1),
         };
+        let draft_id = if self.draft {
+            Some(self.draft_topology_id(a, joining)?)
+        } else {
+            None
+        };
         a.finish(&["owned", "topology", "shutdown"])?;
         let now = self.now;
-        let out = self.coord().streams_group_heartbeat(now, &ctx, &req);
+        let out = match draft_id {
+            Some(topology_id) => {
+                let explicit = a.pairs.contains_key("topology") || a.flag("topology");
+                let req = crate::coordinator::DraftHeartbeatRequest {
+                    heartbeat: StreamsGroupHeartbeatRequest {
+                        topology: if explicit { req.topology } else { None },
+                        ..req
+                    },
+                    topology_id,
+                };
+                let out = self.coord().draft_heartbeat(now, &ctx, &req);
+                let r = &out.response;
+                let id = match &r.group_topology_id {
+                    None => "-".to_string(),
+                    Some(id) => self.topology_label(id),
+                };
+                self.last_draft = Some((r.should_initialize_topology, id));
+                crate::coordinator::Outcome {
+                    response: out.response.heartbeat,
+                    records: out.records,
+                    timers: out.timers,
+                    topics_to_create: out.topics_to_create,
+                }
+            }
+            None => {
+                self.last_draft = None;
+                self.coord().streams_group_heartbeat(now, &ctx, &req)
+            }
+        };
         let resp = out.response;
         let c = self.clients.entry(member).or_default();
         if resp.error_code == 0 {
@@ -738,8 +806,40 @@ impl Runner {
         Ok(())
     }
 
+    /// The topology id a draft heartbeat sends: `topology-id=@NAME` (a defined topology's id),
+    /// `topology-id=ID`, `topology-id=-` (null); by default the current topology's on a join.
+    fn draft_topology_id(&self, a: &Args, joining: bool) -> Result<Option<String>, ScenarioError> {
+        let named = |name: &str| {
+            self.topologies
+                .get(name)
+                .map(crate::coordinator::topology_id)
+                .ok_or_else(|| err(a.line, format!("no topology `{name}`")))
+        };
+        Ok(match a.get("topology-id") {
+            Some("-") => None,
+            Some(v) => match v.strip_prefix('@') {
+                Some(name) => Some(named(name)?),
+                None => Some(v.to_string()),
+            },
+            None if joining => Some(named(&self.current_topology)?),
+            None => None,
+        })
+    }
+
+    /// `@NAME` for the id of a defined topology, `""` for the empty id, else the id itself.
+    fn topology_label(&self, id: &str) -> String {
+        if id.is_empty() {
+            return String::new();
+        }
+        self.topologies
+            .iter()
+            .find(|(_, t)| crate::coordinator::topology_id(t) == id)
+            .map_or_else(|| id.to_string(), |(name, _)| format!("@{name}"))
+    }
+
     fn expect(&mut self, a: &Args) -> Result<(), ScenarioError> {
         let n = a.line;
+        let draft = self.last_draft.clone();
         let mut check =
             |what: &str, want: Option<&str>, got: String| -> Result<(), ScenarioError> {
                 if let Some(w) = want {
@@ -857,6 +957,10 @@ impl Runner {
                         .collect::<Vec<_>>()
                         .join(" | "),
                 )?;
+                if let Some((init, id)) = &draft {
+                    check("should-init", a.get("should-init"), init.to_string())?;
+                    check("topology-id", a.get("topology-id"), id.clone())?;
+                }
                 if let Some(sub) = a.get("status-detail~") {
                     let all: String = r
                         .status
@@ -873,6 +977,18 @@ impl Runner {
                         } else {
                             all
                         },
+                    )?;
+                }
+            }
+            Last::Initialize(r) => {
+                check("error", a.get("error"), r.error.clone())?;
+                let message = r.error_message.clone().unwrap_or_default();
+                check("message", a.get("message"), message.clone())?;
+                if let Some(sub) = a.get("message~") {
+                    check(
+                        "message contains",
+                        Some("true"),
+                        message.contains(sub).to_string(),
                     )?;
                 }
             }

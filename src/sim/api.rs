@@ -74,6 +74,14 @@ pub struct ScenarioSpec {
     /// The explorer's "break it" switches (all off by default; never used by the server).
     #[serde(default, skip_serializing_if = "BreakIt::is_off")]
     pub break_it: BreakIt,
+    /// Which KIP-1071 design the streams members speak: `shipped` (Kafka 4.4, default) or
+    /// `draft` (topology id, INITIALIZING, StreamsGroupInitialize; docs/draft-dialect.md).
+    #[serde(default, skip_serializing_if = "is_shipped")]
+    pub dialect: crate::coordinator::Dialect,
+}
+
+fn is_shipped(d: &crate::coordinator::Dialect) -> bool {
+    *d == crate::coordinator::Dialect::Shipped
 }
 
 /// Deliberate bugs for the explorer's "break it" mode: each removes one rule of the protocol so

@@ -233,7 +233,9 @@ impl SimMember {
                     .collect(),
             );
         }
-        if self.last_sent.as_ref() != Some(&self.owned) {
+        // A join always sends its (empty) lists: a draft member stays at epoch 0 while its
+        // group is initializing and joins again (docs/draft-dialect.md §D3).
+        if self.epoch == 0 || self.last_sent.as_ref() != Some(&self.owned) {
             req.active_tasks = Some(ids(&self.owned.active));
             req.standby_tasks = Some(ids(&self.owned.standby));
             req.warmup_tasks = Some(ids(&self.owned.warmup));

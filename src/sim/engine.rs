@@ -26,6 +26,7 @@ use crate::util::sort;
 
 mod classic;
 mod consumer;
+mod draft;
 
 use super::consumer_client::Kip848Consumers;
 use classic::{ClassicEv, ClassicWorld};
@@ -81,6 +82,8 @@ enum Ev {
     Classic(ClassicEv),
     /// KIP-848 consumers' events.
     Consumer(ConsumerEv),
+    /// Draft dialect: StreamsGroupInitialize and its answer (docs/draft-dialect.md §D5).
+    Draft(draft::DraftEv),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +145,9 @@ pub struct Simulation {
     last_owner: Vec<((String, i32), String)>,
     moved: u32,
     out: Vec<SimEvent>,
+    /// Draft dialect: heartbeat responses (by sequence number) that asked their member to
+    /// initialize the topology.
+    draft_asked: BTreeSet<u64>,
 }
 
 fn timer_name(k: &TimerKey) -> String {
@@ -222,6 +228,7 @@ impl Simulation {
             last_owner: Vec::new(),
             moved: 0,
             out: Vec::new(),
+            draft_asked: BTreeSet::new(),
             spec,
         };
         for p in sim.spec.processes.clone() {
@@ -834,6 +841,7 @@ impl Simulation {
             }
             Ev::Classic(e) => self.handle_classic(e),
             Ev::Consumer(e) => self.handle_consumer(e),
+            Ev::Draft(e) => self.handle_draft(e),
             Ev::RollingRestart { member } => {
                 let Some(m) = self.members.get(&member) else {
                     return;
@@ -920,12 +928,21 @@ impl Simulation {
 
     /// Put a request on the network; returns its sequence number.
     fn transmit(&mut self, member: &str, req: StreamsGroupHeartbeatRequest, leave: bool) -> u64 {
-        let request = serde_json::to_value(&req).unwrap_or(serde_json::Value::Null);
-        let (hex, decoded, codec_err) = wire::request_roundtrip(&req);
+        let (api, request, (hex, decoded, codec_err)) = if self.is_draft() {
+            // The draft has no wire format (no API key): logged as JSON only.
+            let logged = serde_json::to_value(draft::draft_request(&req));
+            let api = "StreamsGroupHeartbeat (draft)";
+            (api, logged, (String::new(), req, None))
+        } else {
+            let logged = serde_json::to_value(&req);
+            let api = "StreamsGroupHeartbeat";
+            (api, logged, wire::request_roundtrip(&req))
+        };
+        let request = request.unwrap_or(serde_json::Value::Null);
         let cut = self.members.get(member).is_some_and(|m| m.net_cut);
         let (seq, lost) = self.log_request(
             member,
-            ("StreamsGroupHeartbeat", wire::HEARTBEAT_VERSION),
+            (api, wire::HEARTBEAT_VERSION),
             request,
             hex,
             codec_err,
@@ -1002,6 +1019,7 @@ impl Simulation {
     }
 
     fn lose(&mut self, member: &str, seq: u64, fate: &str) {
+        self.draft_asked.remove(&seq);
         if let Some(e) = self.log_entry(seq) {
             e.fate = fate.to_string();
         }
@@ -1036,14 +1054,22 @@ impl Simulation {
             client_host: "/127.0.0.1".to_string(),
             api_version: wire::HEARTBEAT_VERSION,
         };
-        let Outcome {
-            response,
-            records,
-            timers,
-            topics_to_create,
-        } = self
-            .coord
-            .streams_group_heartbeat(Millis(self.now), &ctx, &req);
+        let (
+            Outcome {
+                response,
+                records,
+                timers,
+                topics_to_create,
+            },
+            draft_fields,
+        ) = if self.is_draft() {
+            self.draft_heartbeat(seq, &ctx, &req)
+        } else {
+            let out = self
+                .coord
+                .streams_group_heartbeat(Millis(self.now), &ctx, &req);
+            (out, None)
+        };
         let cause = if leave {
             format!("leave({}) {member}", req.member_epoch)
         } else if req.member_epoch == 0 {
@@ -1089,7 +1115,11 @@ impl Simulation {
         if response.active_tasks.is_some() && !self.spec.break_it.is_off() {
             self.break_assignment(member, &mut response);
         }
-        let (hex, decoded, codec_err) = wire::response_roundtrip(&response);
+        let (hex, decoded, codec_err) = if draft_fields.is_some() {
+            (String::new(), response.clone(), None)
+        } else {
+            wire::response_roundtrip(&response)
+        };
         if let Some(e) = &codec_err {
             self.unexpected_errors
                 .push(format!("t={} {member} response codec: {e}", self.now));
@@ -1099,6 +1129,11 @@ impl Simulation {
         if let Some(e) = self.log_entry(seq) {
             e.received_ms = now;
             e.response = serde_json::to_value(&response).ok();
+            if let (Some(serde_json::Value::Object(o)), Some(fields)) =
+                (e.response.as_mut(), draft_fields)
+            {
+                o.extend(fields);
+            }
             e.response_hex = Some(hex);
             if response.error_code != 0 {
                 e.error = Some(format!(
@@ -1198,6 +1233,9 @@ impl Simulation {
                     generation,
                 },
             );
+        }
+        if self.draft_asked.remove(&seq) && matches!(reaction, Reaction::HeartbeatIn(_)) {
+            self.send_initialize(member);
         }
         match reaction {
             Reaction::HeartbeatIn(d) => self.schedule_heartbeat(member, d),

@@ -98,6 +98,8 @@ mod consumer_snapshot;
 #[cfg(test)]
 mod consumer_tests;
 mod coordinator_view;
+#[cfg(test)]
+mod draft_tests;
 mod engine;
 mod invariants;
 mod presets;

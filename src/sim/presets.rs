@@ -90,6 +90,7 @@ fn spec(
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
         break_it: BreakIt::default(),
+        dialect: Default::default(),
     }
 }
 

@@ -189,6 +189,7 @@ pub fn random_scenario(seed: u64) -> ScenarioSpec {
         group_type: GroupType::Streams,
         classic: ClassicSpec::default(),
         break_it: BreakIt::default(),
+        dialect: Default::default(),
     }
 }
 
@@ -528,7 +529,7 @@ pub fn repro_classic_command(seed: u64) -> String {
     )
 }
 
-fn run_spec(seed: u64, spec: ScenarioSpec) -> Result<SeedReport, SeedFailure> {
+pub(crate) fn run_spec(seed: u64, spec: ScenarioSpec) -> Result<SeedReport, SeedFailure> {
     let sim = Simulation::new(spec.clone()).map_err(|e| SeedFailure {
         seed,
         at_ms: 0,
@@ -750,6 +751,7 @@ pub fn random_classic_scenario(seed: u64) -> ScenarioSpec {
             max_poll_interval_ms: r.range(5_000, 15_000) as i32,
         },
         break_it: BreakIt::default(),
+        dialect: Default::default(),
     }
 }
 

@@ -169,7 +169,8 @@ impl GroupRecordView {
             return "Empty";
         }
         match &self.topology {
-            None => return "NotReady",
+            // Only the draft dialect has members without a topology (docs/draft-dialect.md §D3).
+            None => return "Initializing",
             Some(t) if t.epoch != self.validated_topology_epoch => return "NotReady",
             _ => {}
         }
