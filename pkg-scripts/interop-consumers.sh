@@ -3,13 +3,14 @@
 # 4.4 and on groupcoord (issue 12). See tests/interop/consumers/README.md.
 #
 #   pkg-scripts/interop-consumers.sh [--target kafka|groupcoord|both] [--clients LIST] [--records N]
-#                                    [--short] [--timings] [--rounds N] [--wait S] [--jobs N]
+#                                    [--short] [--timings [--protocol classic|consumer]] [--rounds N]
+#                                    [--wait S] [--jobs N]
 #
 #   --target    which broker(s) to run against (default both; --short alone: groupcoord)
 #   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
 #               console, groups-tool, and with group.protocol=consumer (KIP-848) confluent-consumer,
 #               java-consumer, and the rolling upgrades confluent-upgrade, java-upgrade (classic ->
-#               consumer, one member at a time: online migration) (default all but java-upgrade)
+#               consumer, one member at a time: online migration) (default all of them)
 #   --records   records per client test (default 10000)
 #   --short     a quick check: confluent-range and groups-tool, 1200 records (CI runs every client:
 #               pkg-scripts/test.sh, suite real-consumers)
@@ -17,7 +18,9 @@
 #   --jobs      client tests side by side (default 1): the JVM clients (java, console, groups-tool)
 #               take turns in one lane, the others share N-1 lanes; each has its own topic and group
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
-#               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
+#               of the client tests; --rounds (default 3) per target, the targets alternating round
+#               by round; TIMINGS_CLIENT: a comma list, one table each (default confluent-range, or
+#               with --protocol consumer the KIP-848 consumer protocol: confluent-consumer)
 #   GC_PORT     groupcoord's port (default: a free one); KAFKA_PORT, KAFKA_CONTROLLER_PORT the broker's
 #   CONSUMER_SESSION_MS  the brokers' group.consumer.session.timeout.ms (default 6000, as the classic
 #               members ask for theirs); a consumer-protocol static member must restart within it
@@ -35,6 +38,7 @@ records=10000
 short=0
 timings=0
 rounds=3
+protocol=classic
 wait_s=45
 jobs=1
 while [ $# -gt 0 ]; do
@@ -44,10 +48,11 @@ while [ $# -gt 0 ]; do
     --records) records="$2"; shift 2 ;;
     --short) short=1; shift ;;
     --timings) timings=1; shift ;;
+    --protocol) protocol="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --wait) wait_s="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,11 +60,10 @@ if [ "$short" = 1 ]; then
   target="${target:-groupcoord}"; clients="${clients:-confluent-range,groups-tool}"; records=1200
 fi
 target="${target:-both}"
-# java-upgrade is not in the default list yet: its upgrade step passes, but its exactly-once step
-# failed in 1 of 2 runs (48 duplicates: the Java worker's commit after poll() fails with
-# RebalanceInProgressException during a cooperative hand-off; tests/interop/consumers/README.md).
-clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer,java-consumer,confluent-upgrade}"
+clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer,java-consumer,confluent-upgrade,java-upgrade}"
 case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
+case "$protocol" in classic) timings_default=confluent-range ;; consumer) timings_default=confluent-consumer ;;
+  *) echo "--protocol classic|consumer" >&2; exit 2 ;; esac
 for c in ${clients//,/ }; do
   case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
     # The consumer rebalance protocol (KIP-848), and the rolling upgrades to it.
@@ -198,7 +202,8 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
 fi
 
 extra=()
-[ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
+[ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-$timings_default}"
+  --consumer-session-ms "$consumer_session_ms")
 status=0
 "$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" --jobs "$jobs" \
   --java-cp "$java_cp" --work "$WORK" "${extra[@]}" &
