@@ -26,6 +26,8 @@
 #               members ask for theirs); a consumer-protocol static member must restart within it
 #               (the JVM's restart took 10 s on a loaded 2-core machine: the CI suite uses 20000)
 #   TAP=0       do not record the request versions each client sends (recorded when run as root)
+#   GC_METRICS=PORT  serve groupcoord's /metrics on 127.0.0.1:PORT and log every fsync over 1 s
+#               (sampled every 0.5 s) to $WORK/groupcoord/slow-fsync.log: a stall's time, for the logs
 #
 # Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
 # target(s), prints one RESULT line per client and step and a final "N passed, N failed". Every
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds="$2"; shift 2 ;;
     --wait) wait_s="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -186,6 +188,7 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
     --set group.streams.initial.rebalance.delay.ms=0 --set group.initial.rebalance.delay.ms=0 \
     --set group.consumer.session.timeout.ms="$consumer_session_ms" --set group.consumer.min.session.timeout.ms=6000 \
     --set group.consumer.heartbeat.interval.ms=1000 --set group.consumer.min.heartbeat.interval.ms=1000 \
+    ${GC_METRICS:+--http "127.0.0.1:$GC_METRICS"} \
     > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
   gc_pid=$!
   for _ in $(seq 1 600); do
@@ -199,6 +202,23 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   echo "groupcoord at $addr (pid $gc_pid, log $WORK/groupcoord/server.log)"
   boots+=(--bootstrap "groupcoord=$addr")
   start_tap groupcoord "$addr"
+  if [ -n "${GC_METRICS:-}" ]; then
+    # The log's fsyncs, sampled every 0.5 s: a line per sample in which an fsync over 1 s ended
+    # (time, fsyncs so far, of them over 1 s, total fsync seconds so far).
+    ( prev=0
+      while kill -0 "$gc_pid" 2>/dev/null; do
+        m=$(curl -s --max-time 2 "http://127.0.0.1:$GC_METRICS/metrics" || true)
+        slow=$(awk -v m="$m" 'BEGIN{n=split(m,l,"\n"); c=0; o=0; s=0
+          for(i=1;i<=n;i++){ if(l[i] ~ /^groupcoord_log_flush_seconds_count /){split(l[i],f," "); c=f[2]}
+            if(l[i] ~ /^groupcoord_log_flush_seconds_bucket\{le="1"\}/){split(l[i],f," "); o=f[2]}
+            if(l[i] ~ /^groupcoord_log_flush_seconds_sum /){split(l[i],f," "); s=f[2]} }
+          print c, c-o, s}')
+        set -- $slow
+        if [ "${2:-0}" != "$prev" ]; then echo "$(date -u +%T.%3N) fsyncs=$1 over_1s=$2 sum_s=$3" >> "$WORK/groupcoord/slow-fsync.log"; prev=$2; fi
+        sleep 0.5
+      done ) &
+    tap_pids+=($!)
+  fi
 fi
 
 extra=()
