@@ -102,7 +102,8 @@ public final class ConsumerWorker {
           try {
             consumer.commitSync(handOff, Duration.ofSeconds(10));
             // HANDOFF lines (ignored by the harness): partitions whose consumed offsets only this
-            // commit saved, because the commit after poll() had failed (RebalanceInProgress).
+            // commit saved: the commit after poll() had not completed (RebalanceInProgress, or
+            // interrupted by the shutdown's wakeup()).
             handOff.forEach((tp, next) -> {
               OffsetAndMetadata before = committed.remove(tp);
               if (before == null || before.offset() < next.offset()) {
