@@ -32,7 +32,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   HANDOFF p committed o ...  a revoked partition whose offsets only the revoke commit saved
  *   ERR text                   an exception from poll/commit ("ERR commit ..." when offsets that were
  *                              consumed could not be committed and will not be retried)
- * Commits: synchronously after every batch, and of the revoked partitions in onPartitionsRevoked.
+ * Commits: synchronously after every batch, of the revoked partitions in onPartitionsRevoked, and
+ * what is pending before close() (see commitBeforeClose).
  * A commit after poll() fails with RebalanceInProgressException while the member rejoins (a
  * cooperative rebalance: it keeps fetching its partitions meanwhile); those offsets stay pending and
  * are committed by the next commit, or in onPartitionsRevoked if the partition is handed off (the
@@ -174,10 +175,50 @@ public final class ConsumerWorker {
       }
     } finally {
       try {
+        if (!args[4].equals("manual")) commitBeforeClose(consumer, consumed, committed);
         consumer.close(Duration.ofSeconds(10));
       } finally {
         OUT.flush();
         closed.countDown();
+      }
+    }
+  }
+
+  /**
+   * On shutdown, commits what is still pending before close(). A classic member that closes while
+   * it rejoins (a cooperative rebalance in progress) gets onPartitionsLost, not onPartitionsRevoked,
+   * and the client refuses a commit until the rejoin completes: so poll() (printing what it hands
+   * out) until a commit goes through, for at most 5 s, as RebalanceInProgressException advises.
+   */
+  private static void commitBeforeClose(KafkaConsumer<String, String> consumer,
+      Map<TopicPartition, OffsetAndMetadata> consumed, Map<TopicPartition, OffsetAndMetadata> committed) {
+    long deadline = System.currentTimeMillis() + 5000;
+    while (true) {
+      try {
+        commitPending(consumer, consumed, committed);
+        return;
+      } catch (WakeupException e) {
+        continue; // the shutdown hook's wakeup(), not consumed yet: it fires once
+      } catch (RebalanceInProgressException e) {
+        if (System.currentTimeMillis() > deadline) {
+          OUT.println("ERR commit before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          return;
+        }
+      } catch (Exception e) {
+        OUT.println("ERR commit before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        return;
+      }
+      try {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
+          OUT.println("REC " + r.partition() + " " + r.offset() + " " + r.key() + " " + r.value());
+          consumed.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+        }
+        OUT.flush();
+      } catch (WakeupException e) {
+        // as above
+      } catch (Exception e) {
+        OUT.println("ERR poll before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        return;
       }
     }
   }
