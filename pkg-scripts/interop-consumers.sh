@@ -3,13 +3,14 @@
 # 4.4 and on groupcoord (issue 12). See tests/interop/consumers/README.md.
 #
 #   pkg-scripts/interop-consumers.sh [--target kafka|groupcoord|both] [--clients LIST] [--records N]
-#                                    [--short] [--timings] [--rounds N] [--wait S] [--jobs N]
+#                                    [--short] [--timings [--protocol classic|consumer]] [--rounds N]
+#                                    [--wait S] [--jobs N]
 #
 #   --target    which broker(s) to run against (default both; --short alone: groupcoord)
 #   --clients   comma list of confluent-range, confluent-coop, kafka-python, aiokafka, kcat, java,
 #               console, groups-tool, and with group.protocol=consumer (KIP-848) confluent-consumer,
 #               java-consumer, and the rolling upgrades confluent-upgrade, java-upgrade (classic ->
-#               consumer, one member at a time: online migration) (default all but java-upgrade)
+#               consumer, one member at a time: online migration) (default all of them)
 #   --records   records per client test (default 10000)
 #   --short     a quick check: confluent-range and groups-tool, 1200 records (CI runs every client:
 #               pkg-scripts/test.sh, suite real-consumers)
@@ -17,12 +18,16 @@
 #   --jobs      client tests side by side (default 1): the JVM clients (java, console, groups-tool)
 #               take turns in one lane, the others share N-1 lanes; each has its own topic and group
 #   --timings   side-by-side settle times (first assignment, join, graceful leave, crash) instead
-#               of the client tests; --rounds (default 3), TIMINGS_CLIENT (default confluent-range)
+#               of the client tests; --rounds (default 3) per target, the targets alternating round
+#               by round; TIMINGS_CLIENT: a comma list, one table each (default confluent-range, or
+#               with --protocol consumer the KIP-848 consumer protocol: confluent-consumer)
 #   GC_PORT     groupcoord's port (default: a free one); KAFKA_PORT, KAFKA_CONTROLLER_PORT the broker's
 #   CONSUMER_SESSION_MS  the brokers' group.consumer.session.timeout.ms (default 6000, as the classic
 #               members ask for theirs); a consumer-protocol static member must restart within it
 #               (the JVM's restart took 10 s on a loaded 2-core machine: the CI suite uses 20000)
 #   TAP=0       do not record the request versions each client sends (recorded when run as root)
+#   GC_METRICS=PORT  serve groupcoord's /metrics on 127.0.0.1:PORT and log every fsync over 1 s
+#               (sampled every 0.5 s) to $WORK/groupcoord/slow-fsync.log: a stall's time, for the logs
 #
 # Installs what is missing (apt kcat, the Python clients in .venv, the Maven artifacts), starts the
 # target(s), prints one RESULT line per client and step and a final "N passed, N failed". Every
@@ -35,6 +40,7 @@ records=10000
 short=0
 timings=0
 rounds=3
+protocol=classic
 wait_s=45
 jobs=1
 while [ $# -gt 0 ]; do
@@ -44,10 +50,11 @@ while [ $# -gt 0 ]; do
     --records) records="$2"; shift 2 ;;
     --short) short=1; shift ;;
     --timings) timings=1; shift ;;
+    --protocol) protocol="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --wait) wait_s="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,11 +62,10 @@ if [ "$short" = 1 ]; then
   target="${target:-groupcoord}"; clients="${clients:-confluent-range,groups-tool}"; records=1200
 fi
 target="${target:-both}"
-# java-upgrade is not in the default list yet: its upgrade step passes, but its exactly-once step
-# failed in 1 of 2 runs (48 duplicates: the Java worker's commit after poll() fails with
-# RebalanceInProgressException during a cooperative hand-off; tests/interop/consumers/README.md).
-clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer,java-consumer,confluent-upgrade}"
+clients="${clients:-confluent-range,confluent-coop,kafka-python,aiokafka,kcat,java,console,groups-tool,confluent-consumer,java-consumer,confluent-upgrade,java-upgrade}"
 case "$target" in kafka|groupcoord|both) ;; *) echo "--target kafka|groupcoord|both" >&2; exit 2 ;; esac
+case "$protocol" in classic) timings_default=confluent-range ;; consumer) timings_default=confluent-consumer ;;
+  *) echo "--protocol classic|consumer" >&2; exit 2 ;; esac
 for c in ${clients//,/ }; do
   case "$c" in confluent-range|confluent-coop|kafka-python|aiokafka|kcat|java|console|groups-tool) ;;
     # The consumer rebalance protocol (KIP-848), and the rolling upgrades to it.
@@ -182,6 +188,7 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
     --set group.streams.initial.rebalance.delay.ms=0 --set group.initial.rebalance.delay.ms=0 \
     --set group.consumer.session.timeout.ms="$consumer_session_ms" --set group.consumer.min.session.timeout.ms=6000 \
     --set group.consumer.heartbeat.interval.ms=1000 --set group.consumer.min.heartbeat.interval.ms=1000 \
+    ${GC_METRICS:+--http "127.0.0.1:$GC_METRICS"} \
     > "$WORK/groupcoord/stdout.log" 2> "$WORK/groupcoord/server.log" &
   gc_pid=$!
   for _ in $(seq 1 600); do
@@ -195,10 +202,28 @@ if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   echo "groupcoord at $addr (pid $gc_pid, log $WORK/groupcoord/server.log)"
   boots+=(--bootstrap "groupcoord=$addr")
   start_tap groupcoord "$addr"
+  if [ -n "${GC_METRICS:-}" ]; then
+    # The log's fsyncs, sampled every 0.5 s: a line per sample in which an fsync over 1 s ended
+    # (time, fsyncs so far, of them over 1 s, total fsync seconds so far).
+    ( prev=0
+      while kill -0 "$gc_pid" 2>/dev/null; do
+        m=$(curl -s --max-time 2 "http://127.0.0.1:$GC_METRICS/metrics" || true)
+        slow=$(awk -v m="$m" 'BEGIN{n=split(m,l,"\n"); c=0; o=0; s=0
+          for(i=1;i<=n;i++){ if(l[i] ~ /^groupcoord_log_flush_seconds_count /){split(l[i],f," "); c=f[2]}
+            if(l[i] ~ /^groupcoord_log_flush_seconds_bucket\{le="1"\}/){split(l[i],f," "); o=f[2]}
+            if(l[i] ~ /^groupcoord_log_flush_seconds_sum /){split(l[i],f," "); s=f[2]} }
+          print c, c-o, s}')
+        set -- $slow
+        if [ "${2:-0}" != "$prev" ]; then echo "$(date -u +%T.%3N) fsyncs=$1 over_1s=$2 sum_s=$3" >> "$WORK/groupcoord/slow-fsync.log"; prev=$2; fi
+        sleep 0.5
+      done ) &
+    tap_pids+=($!)
+  fi
 fi
 
 extra=()
-[ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-confluent-range}")
+[ "$timings" = 1 ] && extra+=(--timings --rounds "$rounds" --timings-client "${TIMINGS_CLIENT:-$timings_default}"
+  --consumer-session-ms "$consumer_session_ms")
 status=0
 "$VENV/bin/python" -u "$proj/harness.py" "${boots[@]}" --clients "$clients" --records "$records" --wait "$wait_s" --jobs "$jobs" \
   --java-cp "$java_cp" --work "$WORK" "${extra[@]}" &

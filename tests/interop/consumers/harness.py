@@ -236,7 +236,10 @@ def member_argv(client, boot, topic, group, label, instance_id, assignor=None, s
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client in ("java-consumer", "java-upgrade"):
         strat = assignor or ("consumer" if client == "java-consumer" else "cooperative-sticky")
-        argv = java_cmd("interop.ConsumerWorker") + [boot] + common + [strat, str(session_ms), str(HEARTBEAT_MS)]
+        # The classic coordinator's INFO lines on stderr: the upgrade's rejoins and commits can be
+        # read afterwards (ignored by the harness for this kind).
+        argv = java_cmd("interop.ConsumerWorker", coordinator_log=client == "java-upgrade") + [boot] + common + [
+            strat, str(session_ms), str(HEARTBEAT_MS)]
         return (argv + [instance_id] if instance_id else argv), "worker"
     if client in ("confluent-range", "confluent-coop", "kafka-python", "aiokafka"):
         lib = {"confluent-range": "confluent", "confluent-coop": "confluent"}.get(client, client)
@@ -874,77 +877,99 @@ def settle(run, live, t0, timeout):
     return None
 
 
-def timings(target, boot):
-    client = args.timings_client
-    rows = {"first": [], "join": [], "leave": [], "crash": []}
-    notes = []
+TIMING_ROWS = ("first", "join", "leave", "crash")
+
+
+def timing_round(target, boot, client, rnd):
+    """One round against one target: (settle times by row, None where it did not settle; note)."""
+    row = dict.fromkeys(TIMING_ROWS)
+    run = Run(target, boot, client, f"timing-{client}-{rnd}")
+    stop = threading.Event()
+
+    def feed():
+        i = 0
+        p = Producer({"bootstrap.servers": boot, "client.id": "harness.feeder", "linger.ms": 0})
+        while not stop.is_set():
+            for _ in range(PARTITIONS):
+                p.produce(run.topic, key=b"k%05d" % (i % 100000), value=b"t", partition=i % PARTITIONS)
+                i += 1
+            p.poll(0)
+            time.sleep(0.02)  # 300 records/s, 50 per partition
+        p.flush(5)
+
+    try:
+        run.create_topic()
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        t0 = time.time()
+        ms = [run.spawn(f"m{i}") for i in range(3)]
+        row["first"] = settle(run, ms, t0, args.wait)
+        if row["first"] is None:
+            return row, f"round {rnd}: no first assignment ({why_not(ms)})"
+        # How the first assignment came about: rebalance callbacks per member (eager: one
+        # assignment per generation it took part in), when each first owned a partition, and
+        # the generation (the member epoch with the consumer protocol) where the client reports it.
+        first_how = " ".join(
+            f"{m.label}:{len(m.events)}cb@{min((e[0] for e in m.events if e[1]), default=t0) - t0:.2f}s"
+            + (f"/gen{m.gen}" if m.gen >= 0 else "") for m in ms)
+        t0 = time.time()
+        m3 = run.spawn("m3")
+        row["join"] = settle(run, ms + [m3], t0, args.wait)
+        t0 = time.time()
+        m3.signal(signal.SIGTERM)
+        row["leave"] = settle(run, ms, t0, args.wait)
+        t0 = time.time()
+        ms[2].signal(signal.SIGKILL)
+        row["crash"] = settle(run, ms[:2], t0, SESSION_MS / 1000 + args.wait)
+        log(f"timings [{target}] {client} round {rnd}: " + ", ".join(
+            f"{k}={v:.2f}s" if v is not None else f"{k}=-" for k, v in row.items()) + f" (first: {first_how})")
+        return row, None
+    except Exception as e:  # noqa: BLE001
+        return row, f"round {rnd}: {type(e).__name__}: {e}"
+    finally:
+        stop.set()
+        run.stop_all()
+
+
+def timings(targets, client):
+    """args.rounds rounds per target, the targets alternating round by round (and which goes first
+    alternating too), so that a change in the machine's load hits both alike. Medians by target."""
+    names = [t for t in ("kafka", "groupcoord") if t in targets]
+    rows = {t: {k: [] for k in TIMING_ROWS} for t in names}
     for rnd in range(args.rounds):
-        run = Run(target, boot, client, f"timing-{client}-{rnd}")
-        stop = threading.Event()
-
-        def feed():
-            i = 0
-            p = Producer({"bootstrap.servers": boot, "client.id": "harness.feeder", "linger.ms": 0})
-            while not stop.is_set():
-                for _ in range(PARTITIONS):
-                    p.produce(run.topic, key=b"k%05d" % (i % 100000), value=b"t", partition=i % PARTITIONS)
-                    i += 1
-                p.poll(0)
-                time.sleep(0.02)  # 300 records/s, 50 per partition
-            p.flush(5)
-
-        try:
-            run.create_topic()
-            feeder = threading.Thread(target=feed, daemon=True)
-            feeder.start()
-            t0 = time.time()
-            ms = [run.spawn(f"m{i}") for i in range(3)]
-            s = settle(run, ms, t0, args.wait)
-            rows["first"].append(s)
-            if s is None:
-                notes.append(f"round {rnd}: no first assignment ({why_not(ms)})")
-                continue
-            # How the first assignment came about: rebalance callbacks per member (eager: one
-            # assignment per generation it took part in), when each first owned a partition, and
-            # the generation where the client reports it.
-            first_how = " ".join(
-                f"{m.label}:{len(m.events)}cb@{min((e[0] for e in m.events if e[1]), default=t0) - t0:.2f}s"
-                + (f"/gen{m.gen}" if m.gen >= 0 else "") for m in ms)
-            t0 = time.time()
-            m3 = run.spawn("m3")
-            rows["join"].append(settle(run, ms + [m3], t0, args.wait))
-            t0 = time.time()
-            m3.signal(signal.SIGTERM)
-            rows["leave"].append(settle(run, ms, t0, args.wait))
-            t0 = time.time()
-            ms[2].signal(signal.SIGKILL)
-            rows["crash"].append(settle(run, ms[:2], t0, SESSION_MS / 1000 + args.wait))
-            log(f"timings [{target}] round {rnd}: " + ", ".join(
-                f"{k}={v[-1]:.2f}s" if v and v[-1] is not None else f"{k}=-" for k, v in rows.items())
-                + f" (first: {first_how})")
-        except Exception as e:  # noqa: BLE001
-            notes.append(f"round {rnd}: {type(e).__name__}: {e}")
-        finally:
-            stop.set()
-            run.stop_all()
+        for target in (names if rnd % 2 == 0 else names[::-1]):
+            row, note = timing_round(target, targets[target], client, rnd)
+            for k, v in row.items():
+                rows[target][k].append(v)
+            if note:
+                log(f"timings [{target}] {client} {note}")
     med = {}
-    for k, v in rows.items():
-        ok = [x for x in v if x is not None]
-        med[k] = statistics.median(ok) if len(ok) == args.rounds else None
-    return med, notes
+    for t in names:
+        med[t] = {}
+        for k, v in rows[t].items():
+            ok = [x for x in v if x is not None]
+            med[t][k] = statistics.median(ok) if len(ok) == args.rounds else None
+        log(f"timings [{t}] {client} rounds: " + "; ".join(
+            f"{k} " + " / ".join(f"{x:.2f}" if x is not None else "-" for x in v) for k, v in rows[t].items()))
+    return med
 
 
-def print_timings(tk, tg):
+def print_timings(client, tk, tg):
     labels = [("first", "first assignment, 3 consumers"), ("join", "re-settle after a join (3 -> 4)"),
               ("leave", "re-settle after a graceful leave"), ("crash", "re-settle after a crash (SIGKILL)")]
     log("")
-    log(f"timings: {args.timings_client}, {args.rounds} rounds, medians; session.timeout.ms={SESSION_MS}, "
-        f"heartbeat.interval.ms={HEARTBEAT_MS}, group.initial.rebalance.delay.ms=0")
+    if client in CONSUMER_CLIENTS:
+        settings = ("group.protocol=consumer; broker group.consumer.session.timeout.ms="
+                    f"{args.consumer_session_ms}, group.consumer.heartbeat.interval.ms={HEARTBEAT_MS}")
+    else:
+        settings = (f"session.timeout.ms={SESSION_MS}, heartbeat.interval.ms={HEARTBEAT_MS}, "
+                    "group.initial.rebalance.delay.ms=0")
+    log(f"timings: {client}, {args.rounds} rounds (targets alternating), medians; {settings}")
     log(f"{'':<36} {'Apache Kafka 4.4':>17} {'groupcoord':>12} {'ratio gc/kafka':>15}")
     for key, what in labels:
         a = tk.get(key) if tk else None
         b = tg.get(key) if tg else None
-        fa = f"{a:.2f} s" if a is not None else "-"
+        fa = f"{a:.2f} s" if a is not None else ("not run" if tk is None else "FAIL")
         fb = f"{b:.2f} s" if b is not None else ("not run" if tg is None else "FAIL")
         r = f"{b / a:.2f}" if a and b is not None else "-"
         log(f"{what:<36} {fa:>17} {fb:>12} {r:>15}")
@@ -999,7 +1024,9 @@ def main():
     ap.add_argument("--wait", type=float, default=45.0, help="bound of every wait, seconds")
     ap.add_argument("--jobs", type=int, default=1, help="client tests run side by side (see run_clients)")
     ap.add_argument("--timings", action="store_true")
-    ap.add_argument("--timings-client", default="confluent-range")
+    ap.add_argument("--timings-client", default="confluent-range", help="comma list: one table per client")
+    ap.add_argument("--consumer-session-ms", type=int, default=6000,
+                    help="the brokers' group.consumer.session.timeout.ms (for the timings' header)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default="/tmp/interop-consumers")
     ap.add_argument("--java-cp", default="")
@@ -1010,17 +1037,16 @@ def main():
         if c not in ALL_CLIENTS + CONSUMER_CLIENTS:
             sys.exit(f"unknown client {c}; known: {','.join(ALL_CLIENTS + CONSUMER_CLIENTS)}")
     if args.timings:
-        out = {}
-        for target in ("kafka", "groupcoord"):
-            if target in targets:
-                out[target], notes = timings(target, targets[target])
-                for nt in notes:
-                    log(f"timings [{target}] {nt}")
-        print_timings(out.get("kafka"), out.get("groupcoord"))
-        ok = all(v is not None for t in out.values() for v in t.values())
-        log(f"timings: {sum(1 for t in out.values() if all(v is not None for v in t.values()))} passed, "
-            f"{sum(1 for t in out.values() if any(v is None for v in t.values()))} failed")
-        return 0 if ok else 1
+        tables = []
+        for client in [c for c in args.timings_client.split(",") if c]:
+            if client in ("groups-tool", "confluent-upgrade", "java-upgrade"):
+                sys.exit(f"--timings-client {client}: not a client that joins a group as one member")
+            tables.append((client, timings(targets, client)))
+        for client, out in tables:
+            print_timings(client, out.get("kafka"), out.get("groupcoord"))
+        done = [all(v is not None for v in t.values()) for _c, out in tables for t in out.values()]
+        log(f"timings: {sum(done)} passed, {len(done) - sum(done)} failed")
+        return 0 if all(done) else 1
     for target in ("kafka", "groupcoord"):
         if target in targets:
             run_clients(target, targets[target], clients, args.jobs)

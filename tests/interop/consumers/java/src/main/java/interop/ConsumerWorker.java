@@ -4,17 +4,22 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -24,7 +29,15 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   READY                      subscribed, polling
  *   OWNED p,p,... gen=G        after every rebalance callback (the full set it owns now)
  *   REC p offset key value     each record, before the batch's synchronous commit
- *   ERR text                   an exception from poll/commit
+ *   HANDOFF p committed o ...  a revoked partition whose offsets only the revoke commit saved
+ *   ERR text                   an exception from poll/commit ("ERR commit ..." when offsets that were
+ *                              consumed could not be committed and will not be retried)
+ * Commits: synchronously after every batch, of the revoked partitions in onPartitionsRevoked, and
+ * what is pending before close() (see commitBeforeClose).
+ * A commit after poll() fails with RebalanceInProgressException while the member rejoins (a
+ * cooperative rebalance: it keeps fetching its partitions meanwhile); those offsets stay pending and
+ * are committed by the next commit, or in onPartitionsRevoked if the partition is handed off (the
+ * client allows that commit: its generation is stable again when the callback runs).
  * SIGTERM closes the consumer (a dynamic member sends LeaveGroup, a static one does not).
  *
  * Args: bootstrap topic group clientId assignor(range|cooperative-sticky|consumer|manual) sessionMs heartbeatMs [instanceId]
@@ -62,6 +75,10 @@ public final class ConsumerWorker {
 
     KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p);
     TreeSet<Integer> owned = new TreeSet<>();
+    // The next offset to consume per partition: what poll() handed out and was printed.
+    Map<TopicPartition, OffsetAndMetadata> consumed = new HashMap<>();
+    // What the last successful commit after poll() covered (to report a hand-off that mattered).
+    Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
     CountDownLatch closed = new CountDownLatch(1);
     final boolean[] stopping = {false};
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -75,6 +92,30 @@ public final class ConsumerWorker {
 
     ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
       @Override public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+        // Hand the partitions off with their consumed offsets committed, so that the next owner
+        // starts where this member stopped (the commit after poll() may have failed meanwhile).
+        Map<TopicPartition, OffsetAndMetadata> handOff = new HashMap<>();
+        for (TopicPartition tp : parts) {
+          OffsetAndMetadata next = consumed.remove(tp);
+          if (next != null) handOff.put(tp, next);
+        }
+        if (!handOff.isEmpty()) {
+          try {
+            consumer.commitSync(handOff, Duration.ofSeconds(10));
+            // HANDOFF lines (ignored by the harness): partitions whose consumed offsets only this
+            // commit saved: the commit after poll() had not completed (RebalanceInProgress, or
+            // interrupted by the shutdown's wakeup()).
+            handOff.forEach((tp, next) -> {
+              OffsetAndMetadata before = committed.remove(tp);
+              if (before == null || before.offset() < next.offset()) {
+                OUT.println("HANDOFF " + tp.partition() + " committed " + next.offset() + " (after poll: "
+                    + (before == null ? "none" : before.offset()) + ")");
+              }
+            });
+          } catch (Exception e) {
+            OUT.println("ERR commit on revoke " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          }
+        }
         parts.forEach(tp -> owned.remove(tp.partition()));
         report(consumer, owned);
       }
@@ -83,6 +124,9 @@ public final class ConsumerWorker {
         report(consumer, owned);
       }
       @Override public void onPartitionsLost(Collection<TopicPartition> parts) {
+        // No commit: the member is no longer in the generation that owned them.
+        parts.forEach(consumed::remove);
+        parts.forEach(committed::remove);
         parts.forEach(tp -> owned.remove(tp.partition()));
         report(consumer, owned);
       }
@@ -108,11 +152,21 @@ public final class ConsumerWorker {
           ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
           for (ConsumerRecord<String, String> r : records) {
             OUT.println("REC " + r.partition() + " " + r.offset() + " " + r.key() + " " + r.value());
+            consumed.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
           }
           OUT.flush();
-          if (!records.isEmpty()) consumer.commitSync(Duration.ofSeconds(10));
+          if (!records.isEmpty()) commitPending(consumer, consumed, committed);
         } catch (WakeupException e) {
           break;
+        } catch (CommitFailedException e) {
+          // The generation ended before the commit landed: the next owner reads these again.
+          OUT.println("ERR commit " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          OUT.flush();
+          Thread.sleep(200);
+        } catch (RebalanceInProgressException e) {
+          // Not a lost commit: the offsets stay in `consumed` (see the class comment).
+          OUT.println("ERR " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          OUT.flush();
         } catch (Exception e) {
           OUT.println("ERR " + e.getClass().getSimpleName() + ": " + e.getMessage());
           OUT.flush();
@@ -121,12 +175,61 @@ public final class ConsumerWorker {
       }
     } finally {
       try {
+        if (!args[4].equals("manual")) commitBeforeClose(consumer, consumed, committed);
         consumer.close(Duration.ofSeconds(10));
       } finally {
         OUT.flush();
         closed.countDown();
       }
     }
+  }
+
+  /**
+   * On shutdown, commits what is still pending before close(). A classic member that closes while
+   * it rejoins (a cooperative rebalance in progress) gets onPartitionsLost, not onPartitionsRevoked,
+   * and the client refuses a commit until the rejoin completes: so poll() (printing what it hands
+   * out) until a commit goes through, for at most 5 s, as RebalanceInProgressException advises.
+   */
+  private static void commitBeforeClose(KafkaConsumer<String, String> consumer,
+      Map<TopicPartition, OffsetAndMetadata> consumed, Map<TopicPartition, OffsetAndMetadata> committed) {
+    long deadline = System.currentTimeMillis() + 5000;
+    while (true) {
+      try {
+        commitPending(consumer, consumed, committed);
+        return;
+      } catch (WakeupException e) {
+        continue; // the shutdown hook's wakeup(), not consumed yet: it fires once
+      } catch (RebalanceInProgressException e) {
+        if (System.currentTimeMillis() > deadline) {
+          OUT.println("ERR commit before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+          return;
+        }
+      } catch (Exception e) {
+        OUT.println("ERR commit before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        return;
+      }
+      try {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
+          OUT.println("REC " + r.partition() + " " + r.offset() + " " + r.key() + " " + r.value());
+          consumed.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+        }
+        OUT.flush();
+      } catch (WakeupException e) {
+        // as above
+      } catch (Exception e) {
+        OUT.println("ERR poll before close " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        return;
+      }
+    }
+  }
+
+  /** Commits every consumed offset (then recorded in `committed`); throws what commitSync throws. */
+  private static void commitPending(KafkaConsumer<?, ?> consumer, Map<TopicPartition, OffsetAndMetadata> consumed,
+      Map<TopicPartition, OffsetAndMetadata> committed) {
+    if (consumed.isEmpty()) return;
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(consumed);
+    consumer.commitSync(offsets, Duration.ofSeconds(10));
+    committed.putAll(offsets);
   }
 
   private static void report(KafkaConsumer<?, ?> consumer, TreeSet<Integer> owned) {
