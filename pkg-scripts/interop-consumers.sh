@@ -116,7 +116,9 @@ cleanup() {
     kill -9 "$gc_pid" 2>/dev/null
   fi
   if [ -n "$kafka_dir" ]; then "$broker" stop "$kafka_dir"; fi
+  if [ -n "$gc_tmpfs" ]; then rm -rf "$gc_tmpfs"; fi
 }
+gc_tmpfs=""
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -180,11 +182,20 @@ fi
 if [ "$target" = groupcoord ] || [ "$target" = both ]; then
   ( cd "$root" && export PATH="$HOME/.cargo/bin:$PATH" && cargo build -q --bin groupcoord )
   mkdir -p "$WORK/groupcoord"
+  gc_data="$WORK/groupcoord/data"
+  # GC_DATA_ON_TMPFS=1 (the CI suite): the log on tmpfs. This suite checks what the clients
+  # see; on a disk shared with builds an fsync can take seconds, every answer of its batch waits
+  # for it, and sessions expire (measured: tests/interop/consumers/README.md). Durability has
+  # suites of its own (server_crash, server_recovery, security-interop's restarts).
+  if [ "${GC_DATA_ON_TMPFS:-0}" = 1 ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    gc_tmpfs=$(mktemp -d /dev/shm/groupcoord-consumers.XXXXXX)
+    gc_data="$gc_tmpfs/data"
+  fi
   export RUST_LOG="${RUST_LOG:-debug}"
   # The classic-group settings as on the Kafka side. Start-up replays the log and fsyncs: on a
   # disk shared with heavy builds that alone took 10 s once, hence the 60 s bound. The server
   # is stopped on exit (cleanup) whether or not it came up.
-  "$root/target/debug/groupcoord" serve --listen "127.0.0.1:${GC_PORT:-0}" --data-dir "$WORK/groupcoord/data" \
+  "$root/target/debug/groupcoord" serve --listen "127.0.0.1:${GC_PORT:-0}" --data-dir "$gc_data" \
     --set group.streams.initial.rebalance.delay.ms=0 --set group.initial.rebalance.delay.ms=0 \
     --set group.consumer.session.timeout.ms="$consumer_session_ms" --set group.consumer.min.session.timeout.ms=6000 \
     --set group.consumer.heartbeat.interval.ms=1000 --set group.consumer.min.heartbeat.interval.ms=1000 \

@@ -39,7 +39,7 @@ if [ -z "${QUICK:-}" ]; then
   # the consumer protocol and the rolling upgrades classic -> consumer (issue 14). A consumer-
   # protocol static member (java-consumer) must restart within the 20 s consumer session.
   # --wait 90: every wait is event-driven; the bound only matters when a JVM start is slow.
-  run_suite real-consumers env TAP=0 CONSUMER_SESSION_MS=20000 pkg-scripts/interop-consumers.sh --target groupcoord --jobs 2 --wait 90
+  run_suite real-consumers env TAP=0 GC_DATA_ON_TMPFS=1 CONSUMER_SESSION_MS=20000 pkg-scripts/interop-consumers.sh --target groupcoord --jobs 2 --wait 90
   # kafka-consumer-groups --describe (--offsets/--members/--state) on a KIP-848 group and kafka-groups
   # --list with all three group types print what they print against Apache Kafka 4.4 (issue 14).
   run_suite groups-cli pkg-scripts/interop-groups-cli.sh
