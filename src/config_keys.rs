@@ -266,6 +266,10 @@ pub const GROUP_KEYS: &[&str] = &[
     "streams.task.offset.interval.ms",
     "streams.num.warmup.replicas",
     "streams.acceptable.recovery.lag",
+    "consumer.session.timeout.ms",
+    "consumer.heartbeat.interval.ms",
+    "consumer.assignment.interval.ms",
+    "consumer.assignor.offload.enable",
 ];
 
 /// Parse a Java properties text: `#`/`!` comments, `key=value`, `key: value` or `key value`,
@@ -705,6 +709,17 @@ pub(crate) fn apply_group_key(
         "streams.acceptable.recovery.lag" => {
             g.acceptable_recovery_lag = Some(at_least(k, parse_long(k, v)?, 0)?)
         }
+        "consumer.session.timeout.ms" => g.consumer_session_timeout_ms = Some(parse_int(k, v)?),
+        "consumer.heartbeat.interval.ms" => {
+            g.consumer_heartbeat_interval_ms = Some(parse_int(k, v)?)
+        }
+        "consumer.assignment.interval.ms" => {
+            g.consumer_assignment_interval_ms = Some(parse_int(k, v)?)
+        }
+        // The core assigns inline: accepted and ignored, as for streams.
+        "consumer.assignor.offload.enable" => {
+            parse_bool(k, v)?;
+        }
         _ => return Err(err(k, "unknown group config key")),
     }
     Ok(())
@@ -932,6 +947,62 @@ fn validate_group(c: &CoordinatorConfig, gid: &str, g: &GroupConfig) -> Result<(
             &key("streams.assignor.name"),
             format!("assignor `{name}` is not in group.streams.assignors"),
         ));
+    }
+    validate_consumer_group(&c.consumer, gid, g)
+}
+
+/// The `consumer.*` overrides of a group against the `group.consumer.*` bounds (Kafka's
+/// `GroupConfig.validate`, docs/consumer-protocol.md §K8.1).
+fn validate_consumer_group(
+    c: &crate::config::ConsumerConfig,
+    gid: &str,
+    g: &GroupConfig,
+) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("group.{gid}.consumer.{k}");
+    for (k, v, lo, hi) in [
+        (
+            "session.timeout.ms",
+            g.consumer_session_timeout_ms,
+            c.min_session_timeout_ms,
+            c.max_session_timeout_ms,
+        ),
+        (
+            "heartbeat.interval.ms",
+            g.consumer_heartbeat_interval_ms,
+            c.min_heartbeat_interval_ms,
+            c.max_heartbeat_interval_ms,
+        ),
+        (
+            "assignment.interval.ms",
+            g.consumer_assignment_interval_ms,
+            c.min_assignment_interval_ms,
+            c.max_assignment_interval_ms,
+        ),
+    ] {
+        if let Some(v) = v {
+            range(
+                &key(k),
+                v,
+                lo,
+                hi,
+                &format!("group.consumer.min.{k}"),
+                &format!("group.consumer.max.{k}"),
+            )?;
+        }
+    }
+    if g.consumer_session_timeout_ms.is_some() || g.consumer_heartbeat_interval_ms.is_some() {
+        let session = g
+            .consumer_session_timeout_ms
+            .unwrap_or(c.session_timeout_ms);
+        let hb = g
+            .consumer_heartbeat_interval_ms
+            .unwrap_or(c.heartbeat_interval_ms);
+        if session <= hb {
+            return Err(err(
+                &key("session.timeout.ms"),
+                "must be greater than consumer.heartbeat.interval.ms",
+            ));
+        }
     }
     Ok(())
 }
