@@ -231,8 +231,11 @@ fn with_racks(spec: &GroupSpec, topics: &TopicMetadata) -> (GroupSpec, TopicMeta
     (spec, topics)
 }
 
+/// A member's partitions in Kafka's record order.
+type RecordOrder = Vec<(TopicId, Vec<i32>)>;
+
 /// Partitions per member in Kafka's record order too: equal outputs, not only equal sets.
-fn exact(assignment: &GroupAssignment) -> Vec<(&str, &Vec<(TopicId, Vec<i32>)>)> {
+fn exact(assignment: &GroupAssignment) -> Vec<(&str, &RecordOrder)> {
     assignment
         .members
         .iter()
