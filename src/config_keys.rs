@@ -1188,6 +1188,44 @@ mod tests {
         assert!(!c.streams_enabled);
     }
 
+    /// `group.<id>.consumer.*` overrides, checked against the `group.consumer.*` bounds
+    /// (docs/consumer-protocol.md §K8.1); the broker key of the same name is not an override.
+    #[test]
+    fn consumer_group_overrides() {
+        let c = b(&[
+            ("group.app.consumer.heartbeat.interval.ms", "8000"),
+            ("group.app.consumer.assignor.offload.enable", "false"),
+            ("group.consumer.session.timeout.ms", "50000"),
+        ])
+        .unwrap()
+        .coordinator;
+        assert_eq!(
+            c.group_overrides["app"].consumer_heartbeat_interval_ms,
+            Some(8000)
+        );
+        assert_eq!(c.consumer.session_timeout_ms, 50_000);
+        assert!(!c.group_overrides.contains_key("consumer"));
+        let t = c.consumer_timings("app");
+        assert_eq!(
+            (t.session_timeout_ms, t.heartbeat_interval_ms),
+            (50_000, 8000)
+        );
+        let e = b(&[("group.app.consumer.heartbeat.interval.ms", "1000")]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("group.consumer.min.heartbeat.interval.ms"),
+            "{e}"
+        );
+        let e = b(&[
+            ("group.consumer.min.heartbeat.interval.ms", "1000"),
+            ("group.consumer.max.heartbeat.interval.ms", "60000"),
+            ("group.app.consumer.heartbeat.interval.ms", "50000"),
+            ("group.app.consumer.session.timeout.ms", "45000"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("must be greater than"), "{e}");
+    }
+
     #[test]
     fn authorizer_and_topic_default_keys() {
         let d = b(&[]).unwrap().server;
