@@ -271,6 +271,29 @@ pub struct GroupConfig {
     pub num_warmup_replicas: Option<i32>,
     /// `streams.acceptable.recovery.lag`.
     pub acceptable_recovery_lag: Option<i64>,
+    /// `consumer.session.timeout.ms` (docs/consumer-protocol.md §K8.1).
+    #[serde(default)]
+    pub consumer_session_timeout_ms: Option<i32>,
+    /// `consumer.heartbeat.interval.ms` (docs/consumer-protocol.md §K8.1).
+    #[serde(default)]
+    pub consumer_heartbeat_interval_ms: Option<i32>,
+    /// `consumer.assignment.interval.ms` (docs/consumer-protocol.md §K8.1).
+    #[serde(default)]
+    pub consumer_assignment_interval_ms: Option<i32>,
+}
+
+/// The timings in force for one consumer group: its `consumer.*` overrides clamped to the
+/// broker's `group.consumer.min|max.*` bounds, else the broker values (Kafka's
+/// `GroupConfig.evaluate`, docs/consumer-protocol.md §K8.1). Read on every heartbeat, so it is
+/// `Copy` and built without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsumerGroupTimings {
+    /// Session timeout in ms.
+    pub session_timeout_ms: i32,
+    /// Heartbeat interval in ms.
+    pub heartbeat_interval_ms: i32,
+    /// Least time between two target assignments, in ms.
+    pub assignment_interval_ms: i32,
 }
 
 /// The values in force for one group: overrides clamped to the broker bounds (spec §7).
@@ -361,6 +384,40 @@ impl CoordinatorConfig {
     }
 }
 
+impl CoordinatorConfig {
+    /// The consumer-group timings of a group (docs/consumer-protocol.md §K8.1).
+    pub fn consumer_timings(&self, group_id: &str) -> ConsumerGroupTimings {
+        let c = &self.consumer;
+        let o = self.group_overrides.get(group_id);
+        // Kafka compares with the minimum first (it matters only when the bounds cross).
+        let clamp = |v: Option<i32>, default: i32, lo: i32, hi: i32| match v {
+            None => default,
+            Some(v) if v < lo => lo,
+            Some(v) => v.min(hi),
+        };
+        ConsumerGroupTimings {
+            session_timeout_ms: clamp(
+                o.and_then(|o| o.consumer_session_timeout_ms),
+                c.session_timeout_ms,
+                c.min_session_timeout_ms,
+                c.max_session_timeout_ms,
+            ),
+            heartbeat_interval_ms: clamp(
+                o.and_then(|o| o.consumer_heartbeat_interval_ms),
+                c.heartbeat_interval_ms,
+                c.min_heartbeat_interval_ms,
+                c.max_heartbeat_interval_ms,
+            ),
+            assignment_interval_ms: clamp(
+                o.and_then(|o| o.consumer_assignment_interval_ms),
+                c.assignment_interval_ms,
+                c.min_assignment_interval_ms,
+                c.max_assignment_interval_ms,
+            ),
+        }
+    }
+}
+
 impl EffectiveGroupConfig {
     /// Whether `stored` equals [`Self::assignment_configs_map`], without building the map (this
     /// runs on every heartbeat).
@@ -397,6 +454,43 @@ impl EffectiveGroupConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Consumer overrides are clamped to the broker bounds, min first (Kafka's
+    /// `GroupConfig.evaluate`), and other groups keep the broker values
+    /// (docs/consumer-protocol.md §K8.1).
+    #[test]
+    fn consumer_timings_clamp_overrides_to_the_broker_bounds() {
+        let mut c = CoordinatorConfig::default();
+        assert_eq!(
+            c.consumer_timings("g"),
+            ConsumerGroupTimings {
+                session_timeout_ms: 45_000,
+                heartbeat_interval_ms: 5_000,
+                assignment_interval_ms: 1_000,
+            }
+        );
+        c.group_overrides.insert(
+            "g".into(),
+            GroupConfig {
+                consumer_session_timeout_ms: Some(90_000),
+                consumer_heartbeat_interval_ms: Some(1_000),
+                consumer_assignment_interval_ms: Some(7_000),
+                ..Default::default()
+            },
+        );
+        let t = c.consumer_timings("g");
+        assert_eq!(t.session_timeout_ms, 60_000);
+        assert_eq!(t.heartbeat_interval_ms, 5_000);
+        assert_eq!(t.assignment_interval_ms, 7_000);
+        assert_eq!(c.consumer_timings("other").session_timeout_ms, 45_000);
+        // Crossed bounds: checked against the minimum first, as in Kafka.
+        c.consumer.min_session_timeout_ms = 70_000;
+        assert_eq!(c.consumer_timings("g").session_timeout_ms, 60_000);
+        if let Some(o) = c.group_overrides.get_mut("g") {
+            o.consumer_session_timeout_ms = Some(50_000);
+        }
+        assert_eq!(c.consumer_timings("g").session_timeout_ms, 70_000);
+    }
 
     /// The allocation-free comparison agrees with building the map (spec §3.9).
     #[test]

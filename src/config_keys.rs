@@ -266,6 +266,10 @@ pub const GROUP_KEYS: &[&str] = &[
     "streams.task.offset.interval.ms",
     "streams.num.warmup.replicas",
     "streams.acceptable.recovery.lag",
+    "consumer.session.timeout.ms",
+    "consumer.heartbeat.interval.ms",
+    "consumer.assignment.interval.ms",
+    "consumer.assignor.offload.enable",
 ];
 
 /// Parse a Java properties text: `#`/`!` comments, `key=value`, `key: value` or `key value`,
@@ -705,6 +709,17 @@ pub(crate) fn apply_group_key(
         "streams.acceptable.recovery.lag" => {
             g.acceptable_recovery_lag = Some(at_least(k, parse_long(k, v)?, 0)?)
         }
+        "consumer.session.timeout.ms" => g.consumer_session_timeout_ms = Some(parse_int(k, v)?),
+        "consumer.heartbeat.interval.ms" => {
+            g.consumer_heartbeat_interval_ms = Some(parse_int(k, v)?)
+        }
+        "consumer.assignment.interval.ms" => {
+            g.consumer_assignment_interval_ms = Some(parse_int(k, v)?)
+        }
+        // The core assigns inline: accepted and ignored, as for streams.
+        "consumer.assignor.offload.enable" => {
+            parse_bool(k, v)?;
+        }
         _ => return Err(err(k, "unknown group config key")),
     }
     Ok(())
@@ -933,6 +948,62 @@ fn validate_group(c: &CoordinatorConfig, gid: &str, g: &GroupConfig) -> Result<(
             format!("assignor `{name}` is not in group.streams.assignors"),
         ));
     }
+    validate_consumer_group(&c.consumer, gid, g)
+}
+
+/// The `consumer.*` overrides of a group against the `group.consumer.*` bounds (Kafka's
+/// `GroupConfig.validate`, docs/consumer-protocol.md §K8.1).
+fn validate_consumer_group(
+    c: &crate::config::ConsumerConfig,
+    gid: &str,
+    g: &GroupConfig,
+) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("group.{gid}.consumer.{k}");
+    for (k, v, lo, hi) in [
+        (
+            "session.timeout.ms",
+            g.consumer_session_timeout_ms,
+            c.min_session_timeout_ms,
+            c.max_session_timeout_ms,
+        ),
+        (
+            "heartbeat.interval.ms",
+            g.consumer_heartbeat_interval_ms,
+            c.min_heartbeat_interval_ms,
+            c.max_heartbeat_interval_ms,
+        ),
+        (
+            "assignment.interval.ms",
+            g.consumer_assignment_interval_ms,
+            c.min_assignment_interval_ms,
+            c.max_assignment_interval_ms,
+        ),
+    ] {
+        if let Some(v) = v {
+            range(
+                &key(k),
+                v,
+                lo,
+                hi,
+                &format!("group.consumer.min.{k}"),
+                &format!("group.consumer.max.{k}"),
+            )?;
+        }
+    }
+    if g.consumer_session_timeout_ms.is_some() || g.consumer_heartbeat_interval_ms.is_some() {
+        let session = g
+            .consumer_session_timeout_ms
+            .unwrap_or(c.session_timeout_ms);
+        let hb = g
+            .consumer_heartbeat_interval_ms
+            .unwrap_or(c.heartbeat_interval_ms);
+        if session <= hb {
+            return Err(err(
+                &key("session.timeout.ms"),
+                "must be greater than consumer.heartbeat.interval.ms",
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -1115,6 +1186,44 @@ mod tests {
         );
         assert_eq!(c.for_group("my.app").num_standby_replicas, 1);
         assert!(!c.streams_enabled);
+    }
+
+    /// `group.<id>.consumer.*` overrides, checked against the `group.consumer.*` bounds
+    /// (docs/consumer-protocol.md §K8.1); the broker key of the same name is not an override.
+    #[test]
+    fn consumer_group_overrides() {
+        let c = b(&[
+            ("group.app.consumer.heartbeat.interval.ms", "8000"),
+            ("group.app.consumer.assignor.offload.enable", "false"),
+            ("group.consumer.session.timeout.ms", "50000"),
+        ])
+        .unwrap()
+        .coordinator;
+        assert_eq!(
+            c.group_overrides["app"].consumer_heartbeat_interval_ms,
+            Some(8000)
+        );
+        assert_eq!(c.consumer.session_timeout_ms, 50_000);
+        assert!(!c.group_overrides.contains_key("consumer"));
+        let t = c.consumer_timings("app");
+        assert_eq!(
+            (t.session_timeout_ms, t.heartbeat_interval_ms),
+            (50_000, 8000)
+        );
+        let e = b(&[("group.app.consumer.heartbeat.interval.ms", "1000")]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("group.consumer.min.heartbeat.interval.ms"),
+            "{e}"
+        );
+        let e = b(&[
+            ("group.consumer.min.heartbeat.interval.ms", "1000"),
+            ("group.consumer.max.heartbeat.interval.ms", "60000"),
+            ("group.app.consumer.heartbeat.interval.ms", "50000"),
+            ("group.app.consumer.session.timeout.ms", "45000"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("must be greater than"), "{e}");
     }
 
     #[test]

@@ -214,3 +214,57 @@ proptest! {
         }
     }
 }
+
+/// The same group with racks on every member and on every partition's replicas.
+fn with_racks(spec: &GroupSpec, topics: &TopicMetadata) -> (GroupSpec, TopicMetadata) {
+    let rack = |i: usize| format!("rack-{}", i % 3);
+    let mut spec = spec.clone();
+    for (i, m) in spec.members.iter_mut().enumerate() {
+        m.rack_id = Some(rack(i));
+    }
+    let mut topics = topics.clone();
+    for d in topics.topics.values_mut() {
+        d.partition_racks = (0..d.num_partitions.max(0) as usize)
+            .map(|p| [rack(p), rack(p + 1)].into_iter().collect())
+            .collect();
+    }
+    (spec, topics)
+}
+
+/// A member's partitions in Kafka's record order.
+type RecordOrder = Vec<(TopicId, Vec<i32>)>;
+
+/// Partitions per member in Kafka's record order too: equal outputs, not only equal sets.
+fn exact(assignment: &GroupAssignment) -> Vec<(&str, &RecordOrder)> {
+    assignment
+        .members
+        .iter()
+        .map(|(id, a)| (id.as_str(), &a.record_order))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Kafka 4.4's `uniform` and `range` read no rack (docs/consumer-protocol.md §K3.7): the same
+    /// group with member and partition racks gets exactly the same assignment, round after round.
+    #[test]
+    fn racks_change_no_assignment(group in prop_oneof![groups(true), groups(false)]) {
+        let topics = group.metadata();
+        let assignors: [&dyn PartitionAssignor; 2] = [&UniformAssignor, &RangeAssignor];
+        for assignor in assignors {
+            let fresh = group.spec(&GroupAssignment::default(), &BTreeSet::new());
+            let (racked, racked_topics) = with_racks(&fresh, &topics);
+            let plain = assignor.assign(&fresh, &topics).unwrap();
+            let with = assignor.assign(&racked, &racked_topics).unwrap();
+            prop_assert_eq!(sets(&plain), sets(&with));
+            prop_assert_eq!(exact(&plain), exact(&with));
+            // A second round from the first round's assignment.
+            let next = group.spec(&plain, &BTreeSet::new());
+            let (racked_next, _) = with_racks(&next, &topics);
+            let plain2 = assignor.assign(&next, &topics).unwrap();
+            let with2 = assignor.assign(&racked_next, &racked_topics).unwrap();
+            prop_assert_eq!(exact(&plain2), exact(&with2));
+        }
+    }
+}

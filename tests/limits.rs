@@ -161,3 +161,41 @@ fn replaying_a_topology_beyond_the_bounds_fails_instead_of_loading() {
     assert!(e.contains("groupcoord.max.partitions.per.topic"), "{e}");
     assert!(c.group_ids().is_empty());
 }
+
+/// Hostile input: a 32 KiB `SubscribedTopicRegex` (the most a wire string holds) is refused
+/// before it is compiled, with Kafka's INVALID_REGULAR_EXPRESSION and message shape, and writes
+/// nothing (docs/consumer-protocol.md §K3.9).
+#[test]
+fn oversized_subscription_regex_is_refused_and_not_persisted() {
+    use groupcoord::protocol::consumer::ConsumerGroupHeartbeatRequest;
+    let mut c = coordinator(CoordinatorConfig::default());
+    let ctx = RequestContext {
+        api_version: 1,
+        ..Default::default()
+    };
+    let join = |regex: String| ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: "m".into(),
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_regex: Some(regex),
+        topic_partitions: Some(Vec::new()),
+        ..Default::default()
+    };
+    let huge = format!("input|{}", "x".repeat(i16::MAX as usize - 6));
+    let o = c.consumer_group_heartbeat(Millis(0), &ctx, &join(huge.clone()));
+    assert_eq!(
+        o.response.error_code,
+        ErrorCode::INVALID_REGULAR_EXPRESSION.0
+    );
+    assert_eq!(
+        o.response.error_message.unwrap(),
+        format!(
+            "SubscribedTopicRegex `{huge}` is not a valid regular expression: expression too large."
+        )
+    );
+    assert!(o.records.is_empty());
+    assert!(c.group_ids().is_empty());
+    // A short one is accepted.
+    let o = c.consumer_group_heartbeat(Millis(0), &ctx, &join("in.*".into()));
+    assert_eq!(o.response.error_code, 0, "{:?}", o.response.error_message);
+}

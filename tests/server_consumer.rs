@@ -319,3 +319,88 @@ async fn live_view_shows_a_consumer_group() {
     }
     server.shutdown().await;
 }
+
+/// One IncrementalAlterConfigs on the group: `value` None deletes the key. Returns the
+/// resource's error code and message.
+async fn alter_group_config(
+    c: &mut Client,
+    key: &str,
+    value: Option<&str>,
+) -> (i16, Option<String>) {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    const GROUP_RESOURCE: i8 = 32;
+    let mut config = AlterableConfig::default();
+    config.name = s(key);
+    config.config_operation = if value.is_some() { 0 } else { 1 };
+    config.value = value.map(s);
+    let mut res = AlterConfigsResource::default();
+    res.resource_type = GROUP_RESOURCE;
+    res.resource_name = s(GROUP);
+    res.configs = vec![config];
+    let mut req = IncrementalAlterConfigsRequest::default();
+    req.resources = vec![res];
+    let resp = c.call(1, &req).await.expect("IncrementalAlterConfigs");
+    let r = &resp.responses[0];
+    (
+        r.error_code,
+        r.error_message.as_ref().map(|m| m.to_string()),
+    )
+}
+
+/// `kafka-configs --entity-type groups --alter --add-config consumer.heartbeat.interval.ms=...`
+/// reaches a running consumer group at its next heartbeat, survives a restart, and a deleted
+/// override gives the broker value back (docs/consumer-protocol.md §K8.1).
+#[tokio::test]
+async fn group_override_changes_the_heartbeat_interval() {
+    const INVALID_CONFIG: i16 = 40;
+    let dir = temp_dir("server-consumer-override");
+    let server = start(options(dir.clone())).await.expect("server starts");
+    let mut c = connect(&server, "c1").await;
+    let r = c.call(1, &join_request("m1")).await.expect("join");
+    assert_eq!((r.error_code, r.heartbeat_interval_ms), (NONE, 5000));
+
+    // Out of the broker's range: refused with Kafka's message, nothing changes.
+    let (code, msg) =
+        alter_group_config(&mut c, "consumer.heartbeat.interval.ms", Some("3000")).await;
+    assert_eq!(code, INVALID_CONFIG);
+    assert_eq!(
+        msg.as_deref(),
+        Some("consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive.")
+    );
+    let (code, msg) = alter_group_config(&mut c, "consumer.session.timeout.ms", Some("4000")).await;
+    assert_eq!(code, INVALID_CONFIG, "{msg:?}");
+
+    let (code, msg) =
+        alter_group_config(&mut c, "consumer.heartbeat.interval.ms", Some("9000")).await;
+    assert_eq!(code, NONE, "{msg:?}");
+    let r = c
+        .call(1, &heartbeat_request("m1", 2, &r))
+        .await
+        .expect("heartbeat");
+    assert_eq!((r.error_code, r.heartbeat_interval_ms), (NONE, 9000));
+
+    // The override is in the log: a restarted server still answers with it.
+    drop(c);
+    server.shutdown().await;
+    let server = start(options(dir.clone())).await.expect("server restarts");
+    let mut c = connect(&server, "c1").await;
+    let r = c
+        .call(1, &heartbeat_request("m1", 2, &r))
+        .await
+        .expect("heartbeat");
+    assert_eq!((r.error_code, r.heartbeat_interval_ms), (NONE, 9000));
+
+    // Deleted: the broker value again.
+    let (code, _) = alter_group_config(&mut c, "consumer.heartbeat.interval.ms", None).await;
+    assert_eq!(code, NONE);
+    let r = c
+        .call(1, &heartbeat_request("m1", 2, &r))
+        .await
+        .expect("heartbeat");
+    assert_eq!((r.error_code, r.heartbeat_interval_ms), (NONE, 5000));
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

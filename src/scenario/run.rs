@@ -222,9 +222,16 @@ impl Runner {
     fn step(&mut self, cmd: &str, rest: &[String], n: usize) -> Result<(), ScenarioError> {
         let a = Args::parse(rest, n)?;
         match cmd {
-            "config" | "set-config" => {
+            "config" | "set-config" | "unset-config" => {
                 for (k, v) in &a.pairs {
                     self.config_entries.insert(k.clone(), v.clone());
+                }
+                if cmd == "unset-config" {
+                    for k in &a.positional {
+                        self.config_entries.remove(k);
+                    }
+                } else if !a.positional.is_empty() {
+                    return Err(err(n, "usage: config key=value ..."));
                 }
                 let parsed = crate::config_keys::build(&self.config_entries)
                     .map_err(|e| err(n, e.to_string()))?;

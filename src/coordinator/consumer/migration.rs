@@ -21,7 +21,7 @@ use crate::util::map::{BTreeMap, BTreeSet};
 use super::group::{ConsumerGroup, ConsumerMember, TargetPartitions};
 use super::reconcile::{self, ReconcileInput};
 use super::target::{self, TargetRequest};
-use super::{fenced_instance, member_tombstones, new_member_id, topic_id_of};
+use super::{fenced_instance, group_full, new_member_id, replace_static_member, topic_id_of};
 use crate::assignor::client::protocol::{
     decode_assignment_with_user_data, decode_subscription, encode_assignment_at, payload_version,
 };
@@ -512,12 +512,10 @@ impl Coordinator {
         member: &ConsumerMember,
         group_id: &str,
     ) -> TimerChange {
-        let session = member
-            .classic_member_metadata
-            .as_ref()
-            .map_or(self.config.consumer.session_timeout_ms, |c| {
-                c.session_timeout_ms
-            });
+        let session = member.classic_member_metadata.as_ref().map_or_else(
+            || self.config.consumer_timings(group_id).session_timeout_ms,
+            |c| c.session_timeout_ms,
+        );
         let key = TimerKey::SessionTimeout {
             group_id: group_id.to_string(),
             member_id: member.member_id.clone(),
@@ -550,8 +548,7 @@ impl Coordinator {
         req: &JoinGroupRequest,
     ) -> Result<(JoinGroupResponse, Outcome<()>), ApiError> {
         let gid = req.group_id.clone();
-        let cfg = self.config.consumer.clone();
-        if cfg.migration_policy == MigrationPolicy::Disabled {
+        if self.config.consumer.migration_policy == MigrationPolicy::Disabled {
             return Err(inconsistent(format!(
                 "Cannot join the consumer group {gid} with the classic protocol because the \
                  group migration is disabled."
@@ -577,16 +574,10 @@ impl Coordinator {
             .as_deref()
             .is_some_and(|i| group.static_members.contains_key(i));
         if !registered_static
-            && group.members.len() >= cfg.max_size.max(0) as usize
+            && group.members.len() >= self.config.consumer.max_size.max(0) as usize
             && !group.members.contains_key(&member_id)
         {
-            return Err(ApiError::new(
-                ErrorCode::GROUP_MAX_SIZE_REACHED,
-                format!(
-                    "The consumer group has reached its maximum capacity of {} members.",
-                    cfg.max_size
-                ),
-            ));
+            return Err(group_full(self.config.consumer.max_size));
         }
         let mut protocols: Vec<JoinProtocol> = Vec::new();
         for p in &req.protocols {
@@ -635,34 +626,8 @@ impl Coordinator {
                     .cloned()
                     .unwrap_or_else(|| ConsumerMember::new(&member_id)),
                 Some(old) => {
-                    let mut copy = old.clone();
-                    copy.member_id = member_id.clone();
-                    copy.member_epoch = 0;
-                    copy.previous_member_epoch = 0;
-                    records.extend(member_tombstones(&gid, &old.member_id));
-                    records.push(Record::ConsumerMemberMetadata {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(copy.metadata_value()),
-                    });
-                    records.push(Record::ConsumerTargetAssignmentMember {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(
-                            group
-                                .target_assignment
-                                .get(&old.member_id)
-                                .cloned()
-                                .unwrap_or_default(),
-                        ),
-                    });
-                    records.push(Record::ConsumerCurrentMemberAssignment {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(copy.assignment_value()),
-                    });
                     replaced = Some(old.member_id.clone());
-                    copy
+                    replace_static_member(group, old, &member_id, &mut records)
                 }
             },
             Some(instance) => {
@@ -752,11 +717,7 @@ impl Coordinator {
 
         // Target assignment (§K3.7) and reconciliation (§K4) with the partitions the member says
         // it owns in its subscription.
-        let default_assignor = cfg
-            .assignors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "uniform".to_string());
+        let default_assignor = self.default_consumer_assignor();
         let preferred = group
             .compute_preferred_assignor(Some(&member), Some(&updated))
             .unwrap_or_else(|| default_assignor.clone());
@@ -772,7 +733,7 @@ impl Coordinator {
             metadata: &self.metadata,
             topic_ids: &self.topic_ids,
             now,
-            assignment_interval_ms: cfg.assignment_interval_ms,
+            assignment_interval_ms: self.config.consumer_timings(&gid).assignment_interval_ms,
             subscription_type,
         })?;
         records.extend(target.records);

@@ -161,6 +161,14 @@ fn validate_member_epoch(
     Ok(())
 }
 
+/// Kafka's `throwIfConsumerGroupIsFull`.
+fn group_full(max_size: i32) -> ApiError {
+    ApiError::new(
+        ErrorCode::GROUP_MAX_SIZE_REACHED,
+        format!("The consumer group has reached its maximum capacity of {max_size} members."),
+    )
+}
+
 fn unknown_member(member_id: &str, group_id: &str) -> ApiError {
     ApiError::new(
         ErrorCode::UNKNOWN_MEMBER_ID,
@@ -203,6 +211,46 @@ fn member_tombstones(group_id: &str, member_id: &str) -> [Record; 3] {
             value: None,
         },
     ]
+}
+
+/// A new instance of a static member takes the place of the one that held its instance id
+/// (docs/consumer-protocol.md §K3.4, Kafka's `replaceStaticMember`), from a heartbeat or from
+/// a classic JoinGroup (§K11.3): the old member's tombstones, then the copy under the new id
+/// with epoch 0, the old member's target and its current assignment. Returns the copy.
+fn replace_static_member(
+    group: &ConsumerGroup,
+    old: &ConsumerMember,
+    member_id: &str,
+    records: &mut Vec<Record>,
+) -> ConsumerMember {
+    let gid = &group.group_id;
+    let mut copy = old.clone();
+    copy.member_id = member_id.to_string();
+    copy.member_epoch = 0;
+    copy.previous_member_epoch = 0;
+    records.extend(member_tombstones(gid, &old.member_id));
+    records.push(Record::ConsumerMemberMetadata {
+        group_id: gid.clone(),
+        member_id: member_id.to_string(),
+        value: Some(copy.metadata_value()),
+    });
+    records.push(Record::ConsumerTargetAssignmentMember {
+        group_id: gid.clone(),
+        member_id: member_id.to_string(),
+        value: Some(
+            group
+                .target_assignment
+                .get(&old.member_id)
+                .cloned()
+                .unwrap_or_default(),
+        ),
+    });
+    records.push(Record::ConsumerCurrentMemberAssignment {
+        group_id: gid.clone(),
+        member_id: member_id.to_string(),
+        value: Some(copy.assignment_value()),
+    });
+    copy
 }
 
 /// An assignment as the heartbeat response carries it.
@@ -335,6 +383,16 @@ impl Coordinator {
     /// Every consumer group, by id.
     pub fn consumer_groups(&self) -> impl Iterator<Item = &ConsumerGroup> {
         self.groups.all_consumer()
+    }
+
+    /// The default server assignor: the first of `group.consumer.assignors`.
+    fn default_consumer_assignor(&self) -> String {
+        self.config
+            .consumer
+            .assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "uniform".to_string())
     }
 
     /// Handle one ConsumerGroupHeartbeat (docs/consumer-protocol.md §K3). Never panics; errors
@@ -615,7 +673,11 @@ impl Coordinator {
     ) -> Result<Outcome<ConsumerGroupHeartbeatResponse>, ApiError> {
         let gid = req.group_id.clone();
         let joining = req.member_epoch == JOIN_EPOCH;
-        let cfg = self.config.consumer.clone();
+        // Borrowed values only: this runs on every heartbeat (§K8.1).
+        let timings = self.config.consumer_timings(&gid);
+        let max_size = self.config.consumer.max_size;
+        let regex_refresh_interval_ms = self.config.consumer.regex_refresh_interval_ms;
+        let default_assignor = self.default_consumer_assignor();
         let new_group;
         let group_existed = self.groups.consumer(&gid).is_some();
         let member_id = if req.member_id.is_empty() {
@@ -640,16 +702,10 @@ impl Coordinator {
             .as_deref()
             .is_some_and(|i| group.static_members.contains_key(i));
         if !registered_static
-            && group.members.len() >= cfg.max_size.max(0) as usize
+            && group.members.len() >= max_size.max(0) as usize
             && (req.member_id.is_empty() || !group.members.contains_key(&member_id))
         {
-            return Err(ApiError::new(
-                ErrorCode::GROUP_MAX_SIZE_REACHED,
-                format!(
-                    "The consumer group has reached its maximum capacity of {} members.",
-                    cfg.max_size
-                ),
-            ));
+            return Err(group_full(max_size));
         }
 
         // Member lookup or creation, static replacement (docs/consumer-protocol.md §K3.4).
@@ -681,34 +737,8 @@ impl Coordinator {
                             ),
                         ));
                     }
-                    let mut copy = old.clone();
-                    copy.member_id = member_id.clone();
-                    copy.member_epoch = 0;
-                    copy.previous_member_epoch = 0;
-                    records.extend(member_tombstones(&gid, &old.member_id));
-                    records.push(Record::ConsumerMemberMetadata {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(copy.metadata_value()),
-                    });
-                    records.push(Record::ConsumerTargetAssignmentMember {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(
-                            group
-                                .target_assignment
-                                .get(&old.member_id)
-                                .cloned()
-                                .unwrap_or_default(),
-                        ),
-                    });
-                    records.push(Record::ConsumerCurrentMemberAssignment {
-                        group_id: gid.clone(),
-                        member_id: member_id.clone(),
-                        value: Some(copy.assignment_value()),
-                    });
                     replaced = Some(old.member_id.clone());
-                    copy
+                    replace_static_member(group, old, &member_id, &mut records)
                 }
             },
             Some(instance) => {
@@ -761,7 +791,7 @@ impl Coordinator {
             &updated,
             &RegexContext {
                 now,
-                refresh_interval_ms: cfg.regex_refresh_interval_ms,
+                refresh_interval_ms: regex_refresh_interval_ms,
                 last_version_with_new_topics: self.metadata_versions.last_with_new_topics,
                 resolution_scheduled: self.timers.is_scheduled(&TimerKey::ConsumerRegex {
                     group_id: gid.clone(),
@@ -774,11 +804,6 @@ impl Coordinator {
             .members
             .get(&member.member_id)
             .or_else(|| replaced.as_deref().and_then(|old| group.members.get(old)));
-        let default_assignor = cfg
-            .assignors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "uniform".to_string());
         let preferred_before = group
             .preferred_assignor()
             .unwrap_or_else(|| default_assignor.clone());
@@ -832,7 +857,7 @@ impl Coordinator {
             metadata: &self.metadata,
             topic_ids: &self.topic_ids,
             now,
-            assignment_interval_ms: cfg.assignment_interval_ms,
+            assignment_interval_ms: timings.assignment_interval_ms,
             subscription_type,
         })?;
         records.extend(target.records);
@@ -904,7 +929,7 @@ impl Coordinator {
                 group_id: gid.clone(),
                 member_id: member_id.clone(),
             },
-            now.plus(cfg.session_timeout_ms as i64),
+            now.plus(i64::from(timings.session_timeout_ms)),
             0,
         );
         // Kafka sets the refresh deadline on a group object that replay replaces for a new
@@ -921,7 +946,7 @@ impl Coordinator {
                 error_message: None,
                 member_id: Some(member_id),
                 member_epoch: new_epoch,
-                heartbeat_interval_ms: cfg.heartbeat_interval_ms,
+                heartbeat_interval_ms: timings.heartbeat_interval_ms,
                 assignment,
             },
             records,
@@ -1003,16 +1028,17 @@ impl Coordinator {
     /// Arm the timers of consumer groups after loading (docs/consumer-protocol.md §K5): a session timeout for every
     /// member, a rebalance timeout for members in UNREVOKED_PARTITIONS.
     pub(super) fn consumer_on_loaded(&mut self, now: Millis) -> Vec<TimerChange> {
-        let session = self.config.consumer.session_timeout_ms;
         let mut arm = Vec::new();
         for g in self.groups.all_consumer() {
+            // Kafka arms every member, classic ones too, with the group's consumer session.
+            let session = self.config.consumer_timings(&g.group_id).session_timeout_ms;
             for m in g.members.values() {
                 arm.push((
                     TimerKey::SessionTimeout {
                         group_id: g.group_id.clone(),
                         member_id: m.member_id.clone(),
                     },
-                    now.plus(session as i64),
+                    now.plus(i64::from(session)),
                     0,
                 ));
                 if m.state == ConsumerMemberState::UnrevokedPartitions {

@@ -92,12 +92,6 @@ const GROUP_KEYS: &[GroupKey] = &[
     key("streams.assignor.name", STRING, false, 0),
 ];
 
-/// Kafka's consumer-group broker bounds (`group.consumer.*`; groupcoord serves no KIP-848
-/// consumer groups, so they are Kafka's defaults, not configurable).
-const CONSUMER_SESSION: (i32, i32, i32) = (45_000, 45_000, 60_000);
-const CONSUMER_HEARTBEAT: (i32, i32, i32) = (5_000, 5_000, 15_000);
-const CONSUMER_ASSIGNMENT_INTERVAL: (i32, i32) = (0, 15_000);
-
 /// A config as DescribeConfigs shows it: name, value, source, type, read-only.
 type ShownConfig = (String, Option<String>, i8, i8, bool);
 
@@ -110,6 +104,7 @@ impl State {
     fn group_config_values(&self, group: &str) -> Vec<(&'static str, Option<String>, bool)> {
         let c = self.coord.config();
         let eff = c.for_group(group);
+        let consumer = c.consumer_timings(group);
         let dynamic = self.group_configs.get(group);
         let file = c.group_overrides.get(group);
         GROUP_KEYS
@@ -117,9 +112,13 @@ impl State {
             .filter(|k| !k.internal)
             .map(|k| {
                 let value = match k.name {
-                    "consumer.session.timeout.ms" => Some(CONSUMER_SESSION.0.to_string()),
-                    "consumer.heartbeat.interval.ms" => Some(CONSUMER_HEARTBEAT.0.to_string()),
-                    "consumer.assignment.interval.ms" => Some("1000".to_string()),
+                    "consumer.session.timeout.ms" => Some(consumer.session_timeout_ms.to_string()),
+                    "consumer.heartbeat.interval.ms" => {
+                        Some(consumer.heartbeat_interval_ms.to_string())
+                    }
+                    "consumer.assignment.interval.ms" => {
+                        Some(consumer.assignment_interval_ms.to_string())
+                    }
                     "streams.session.timeout.ms" => Some(eff.session_timeout_ms.to_string()),
                     "streams.heartbeat.interval.ms" => Some(eff.heartbeat_interval_ms.to_string()),
                     "streams.num.standby.replicas" => Some(eff.num_standby_replicas.to_string()),
@@ -608,18 +607,18 @@ impl State {
         };
         range(
             "consumer.heartbeat.interval.ms",
-            CONSUMER_HEARTBEAT.1,
-            CONSUMER_HEARTBEAT.2,
+            c.consumer.min_heartbeat_interval_ms,
+            c.consumer.max_heartbeat_interval_ms,
         )?;
         range(
             "consumer.session.timeout.ms",
-            CONSUMER_SESSION.1,
-            CONSUMER_SESSION.2,
+            c.consumer.min_session_timeout_ms,
+            c.consumer.max_session_timeout_ms,
         )?;
         range(
             "consumer.assignment.interval.ms",
-            CONSUMER_ASSIGNMENT_INTERVAL.0,
-            CONSUMER_ASSIGNMENT_INTERVAL.1,
+            c.consumer.min_assignment_interval_ms,
+            c.consumer.max_assignment_interval_ms,
         )?;
         range(
             "streams.heartbeat.interval.ms",
@@ -668,9 +667,9 @@ impl State {
         };
         session_above(
             "consumer.session.timeout.ms",
-            CONSUMER_SESSION.0,
+            c.consumer.session_timeout_ms,
             "consumer.heartbeat.interval.ms",
-            CONSUMER_HEARTBEAT.0,
+            c.consumer.heartbeat_interval_ms,
         )?;
         session_above(
             "streams.session.timeout.ms",
@@ -693,7 +692,7 @@ impl State {
             .get(group)
             .cloned()
             .unwrap_or_default();
-        for (k, v) in dynamic.iter().filter(|(k, _)| k.starts_with("streams.")) {
+        for (k, v) in dynamic {
             apply_group_key(&mut g, k, k, v).map_err(|e| invalid(e.message))?;
         }
         Ok(g)
