@@ -98,6 +98,8 @@ mod consumer_snapshot;
 #[cfg(test)]
 mod consumer_tests;
 mod engine;
+#[cfg(any(target_arch = "wasm32", test))]
+pub(crate) mod input;
 mod invariants;
 mod presets;
 mod random;
