@@ -179,8 +179,11 @@ impl WasmSimulation {
         let spec = from_js(spec, "scenario spec", input::scenario_spec)?;
         let actions = from_js(actions, "actions", input::timed_actions)?;
         let t = ms(t, "t")?;
-        let sim = Simulation::replay_to(spec.clone(), &actions, t)
+        let mut sim = Simulation::replay_to(spec.clone(), &actions, t)
             .map_err(|e| JsError::new(&format!("replay failed: {e}")))?;
+        // The replay skips replay-equals-live (it would check every step); check the end state
+        // once, so that time travel to a state after a broken restart shows it red.
+        sim.check_replay();
         Ok(WasmSimulation {
             spec,
             sim,
