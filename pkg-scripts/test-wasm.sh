@@ -45,5 +45,5 @@ node --test www/pkg.test.mjs
 # Playwright e2e against the page; the live-mode test runs a real `groupcoord serve --demo`
 # (debug build; GROUPCOORD_BIN overrides, E2E_LIVE_PORT picks its two ports, default 19610-19611).
 cargo build --bin groupcoord
-(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs traces.e2e.test.mjs draft.e2e.test.mjs)
+(cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs traces.e2e.test.mjs draft.e2e.test.mjs breakit.e2e.test.mjs)
 echo "test-wasm: all wasm browser tests and e2e tests passed"

@@ -465,7 +465,9 @@ function restartBroken(b) {
 }
 
 function ingest(f) {
-  noteViolation(S.broken, f, S.driver.now);
+  // A run that breaks an invariant goes back to the violating step itself (the frame may have
+  // played past it, and a transient violation may already be over at the frame's end).
+  if (noteViolation(S.broken, f, S.driver.now) && S.broken.at < S.driver.now) S.pendingSeek = S.broken.at;
   V.chart.ingest(f.newRecords);
   // DOM writes wait for render(), after its layout reads.
   for (const r of f.newRecords) S.pendingRecords.push(r);
@@ -475,7 +477,7 @@ function ingest(f) {
   if ((bad.length || evBad.length) && !S.violated) {
     S.violated = true;
     pause();
-    toast(`Invariant violated: ${[...bad.map((i) => i.name), ...evBad.map((e) => e.name)].join(', ')} (playback paused)`, true);
+    toast(`Invariant violated: ${[...new Set([...bad.map((i) => i.name), ...evBad.map((e) => e.name)])].join(', ')} (playback paused)`, true);
   } else if (!bad.length) S.violated = false;
 }
 

@@ -33,14 +33,18 @@ export function renderBreakIt(el, spec, restart) {
   }
 }
 
-/** Remembers the first violation of a run: `state.at` (ms) and `state.names`. */
+/** Remembers the first violation of a run: `state.at` (ms) and `state.names`, the invariants
+ * broken at that step (not those a frame that played past it broke later: the same run played
+ * in other frame sizes, e.g. from a permalink, then names the same ones). */
 export function noteViolation(state, f, now) {
   if (state.at != null) return false;
   const ev = f.events.filter((e) => e.kind === 'invariant_violated');
   const bad = f.invariants.filter((i) => !i.ok);
   if (!ev.length && !bad.length) return false;
   state.at = ev.length ? ev[0].at_ms : now;
-  state.names = [...new Set([...ev.map((e) => e.name), ...bad.map((i) => i.name)])];
+  const names = ev.filter((e) => e.at_ms === state.at).map((e) => e.name);
+  if (now === state.at) names.push(...bad.map((i) => i.name));
+  state.names = [...new Set(names)];
   return true;
 }
 

@@ -284,7 +284,7 @@ struct RawAction {
 }
 
 /// The snake_case names of [`Action`]'s variants, in declaration order.
-const ACTION_NAMES: [&str; 17] = [
+pub(crate) const ACTION_NAMES: [&str; 17] = [
     "add_member",
     "add_process",
     "crash_member",

@@ -101,6 +101,8 @@ mod coordinator_view;
 #[cfg(test)]
 mod draft_tests;
 mod engine;
+#[cfg(any(target_arch = "wasm32", test))]
+pub(crate) mod input;
 mod invariants;
 mod presets;
 mod random;

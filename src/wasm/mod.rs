@@ -13,10 +13,10 @@
 //! `groupcoord.d.ts`); each method names its shapes with `unchecked_*_type`.
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
-use crate::sim::{Action, ScenarioSpec, Simulation, TimedAction, presets};
+use crate::sim::{ScenarioSpec, Simulation, TimedAction, input, presets};
+use crate::util::json::JsonError;
 use crate::util::sort;
 
 mod allocator;
@@ -33,27 +33,36 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsError> {
     js_sys::JSON::parse(&s).map_err(|_| JsError::new("cannot parse the JSON output"))
 }
 
-/// Accepts a JS object or a JSON string.
-fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
+/// Accepts a JS object or a JSON string, read by `read` (the hand-written readers of
+/// `sim::input`: serde's derived deserializers were a large part of the module).
+fn from_js<T>(
+    v: JsValue,
+    what: &str,
+    read: fn(&str) -> Result<T, JsonError>,
+) -> Result<T, JsError> {
     if let Some(s) = v.as_string() {
-        return serde_json::from_str(&s)
-            .map_err(|e| JsError::new(&format!("invalid {what} JSON: {e}")));
+        return read(&s).map_err(|e| JsError::new(&format!("invalid {what} JSON: {e}")));
     }
     if v.is_undefined() || v.is_null() {
         return Err(JsError::new(&format!("missing {what}")));
     }
-    // Objects go through JSON.stringify + serde_json too: one deserializer for both input forms
-    // keeps the module smaller than serde-wasm-bindgen's per-type code would.
+    // Objects go through JSON.stringify and the same reader: one reader for both input forms.
     let s: String = js_sys::JSON::stringify(&v)
         .map_err(|_| JsError::new(&format!("invalid {what}: not serializable to JSON")))?
         .into();
-    serde_json::from_str(&s).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+    read(&s).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
+/// A duration or time from JS. The message formats the number in JS: Rust's float formatting
+/// would add its own code to the module for this one message.
 fn ms(v: f64, what: &str) -> Result<i64, JsError> {
     if !v.is_finite() || !(0.0..=9.0e15).contains(&v) {
+        let shown: String = js_sys::Number::from(v)
+            .to_string_with_radix(10)
+            .map(String::from)
+            .unwrap_or_default();
         return Err(JsError::new(&format!(
-            "{what} must be a finite number of ms >= 0, got {v}"
+            "{what} must be a finite number of ms >= 0, got {shown}"
         )));
     }
     Ok(v as i64)
@@ -110,7 +119,7 @@ impl WasmSimulation {
         #[wasm_bindgen(unchecked_param_type = "ScenarioSpec | string")] spec: JsValue,
     ) -> Result<WasmSimulation, JsError> {
         hook();
-        let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
+        let spec = from_js(spec, "scenario spec", input::scenario_spec)?;
         Self::build(spec)
     }
 
@@ -168,11 +177,14 @@ impl WasmSimulation {
         t: f64,
     ) -> Result<WasmSimulation, JsError> {
         hook();
-        let spec: ScenarioSpec = from_js(spec, "scenario spec")?;
-        let actions: Vec<TimedAction> = from_js(actions, "actions")?;
+        let spec = from_js(spec, "scenario spec", input::scenario_spec)?;
+        let actions = from_js(actions, "actions", input::timed_actions)?;
         let t = ms(t, "t")?;
-        let sim = Simulation::replay_to(spec.clone(), &actions, t)
+        let mut sim = Simulation::replay_to(spec.clone(), &actions, t)
             .map_err(|e| JsError::new(&format!("replay failed: {e}")))?;
+        // The replay skips replay-equals-live (it would check every step); check the end state
+        // once, so that time travel to a state after a broken restart shows it red.
+        sim.check_replay();
         Ok(WasmSimulation {
             spec,
             sim,
@@ -216,7 +228,7 @@ impl WasmSimulation {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "Action | string")] action: JsValue,
     ) -> Result<JsValue, JsError> {
-        let a: Action = from_js(action, "action")?;
+        let a = from_js(action, "action", input::action)?;
         let ev = self
             .sim
             .apply(a)
