@@ -50,7 +50,7 @@ use super::commit_mark::{self, CommitMark, Mark};
 use super::lock::{DataDirLock, LockError};
 use super::reader::{self, BadBatch, Event, Source};
 use crate::server::codec88::{decode_records, encode_records};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, Sender};
 
 pub(crate) const MAGIC: u32 = 0x4743_4C42;
 pub(crate) const HEADER: usize = 12;
@@ -651,7 +651,7 @@ pub(crate) fn valid_batch_after(buf: &[u8], from: usize) -> Option<usize> {
 /// snapshot (any damage is corruption), `Some(is_last_segment)` for a segment. Returns the bad
 /// batch of a torn tail (to be truncated), `None` when the source ended cleanly.
 fn replay_source(
-    events: &Receiver<Event>,
+    (events, spent): (&Receiver<Event>, &Sender<LogEntry>),
     path: &Path,
     acked: u64,
     last: Option<bool>,
@@ -692,6 +692,8 @@ fn replay_source(
                 if let LogEntry::Records(rs) = &entry {
                     report.records += rs.len() as u64;
                 }
+                // Freed by the thread that allocated it (the reader stopped: freed here).
+                let _ = spent.send(entry);
             }
             Event::Io(source) => {
                 return Err(LoadError::Io {
@@ -895,9 +897,10 @@ impl Log {
                 .map(|&n| Source::Segment(dir.join(segment_name(n)))),
         );
         std::thread::scope(|scope| -> Result<(), LoadError> {
-            let events = reader::spawn(scope, sources).map_err(io_err(dir))?;
+            let (events, spent) = reader::spawn(scope, sources).map_err(io_err(dir))?;
+            let events = (&events, &spent);
             if let Some(path) = snapshot_path {
-                replay_source(&events, &path, 0, None, &mut apply, &mut report)?;
+                replay_source(events, &path, 0, None, &mut apply, &mut report)?;
                 report.snapshot = Some(path);
                 report.bytes += snapshot_len;
             }
@@ -920,29 +923,24 @@ impl Log {
                         ),
                     });
                 }
-                let kept = match replay_source(
-                    &events,
-                    &path,
-                    acked,
-                    Some(last),
-                    &mut apply,
-                    &mut report,
-                )? {
-                    None => len,
-                    Some(bad) => {
-                        // Torn tail: truncate.
-                        let f = OpenOptions::new()
-                            .write(true)
-                            .open(&path)
-                            .map_err(io_err(&path))?;
-                        f.set_len(bad.pos as u64).map_err(io_err(&path))?;
-                        f.sync_all().map_err(io_err(&path))?;
-                        let dropped = len - bad.pos as u64;
-                        report.truncated =
-                            Some((path.clone(), bad.pos as u64, dropped, bad.reason));
-                        bad.pos as u64
-                    }
-                };
+                let kept =
+                    match replay_source(events, &path, acked, Some(last), &mut apply, &mut report)?
+                    {
+                        None => len,
+                        Some(bad) => {
+                            // Torn tail: truncate.
+                            let f = OpenOptions::new()
+                                .write(true)
+                                .open(&path)
+                                .map_err(io_err(&path))?;
+                            f.set_len(bad.pos as u64).map_err(io_err(&path))?;
+                            f.sync_all().map_err(io_err(&path))?;
+                            let dropped = len - bad.pos as u64;
+                            report.truncated =
+                                Some((path.clone(), bad.pos as u64, dropped, bad.reason));
+                            bad.pos as u64
+                        }
+                    };
                 since_snapshot += kept;
                 report.bytes += kept;
                 report.segments += 1;
@@ -1226,6 +1224,62 @@ impl SnapshotJob {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("groupcoord-log-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn topic(n: usize) -> LogEntry {
+        LogEntry::Topics(vec![TopicChange::Set {
+            name: format!("t{n}"),
+            partitions: n as i32,
+        }])
+    }
+
+    /// The load's reader runs ahead of the apply: every entry still arrives once, in order, across
+    /// several segments; and a replay failure early in a long log stops the load with the batch's
+    /// offset instead of waiting for a reader blocked on a full queue.
+    #[test]
+    fn a_streamed_load_applies_in_order_and_stops_at_a_refused_batch() {
+        let dir = temp_dir("streamed");
+        {
+            let (mut log, _) = Log::open(&dir, u64::MAX, |_| Ok(())).unwrap();
+            for n in 0..500 {
+                log.append(&[topic(n)]).unwrap();
+                if n == 250 {
+                    log.roll_for_snapshot().unwrap();
+                }
+            }
+            log.sync().unwrap();
+        }
+        let mut seen = Vec::new();
+        let (_, report) = Log::open(&dir, u64::MAX, |e| {
+            seen.push(e.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(report.segments, 2);
+        assert_eq!(seen, (0..500).map(topic).collect::<Vec<_>>());
+
+        let mut applied = 0;
+        let refused = Log::open(&dir, u64::MAX, |_| {
+            applied += 1;
+            if applied == 3 {
+                Err("refused".into())
+            } else {
+                Ok(())
+            }
+        });
+        let Err(LoadError::Replay { offset, reason, .. }) = refused else {
+            panic!("expected a replay error");
+        };
+        assert_eq!(reason, "refused");
+        let one = encode_entry(&topic(0)).unwrap().len() as u64;
+        assert_eq!(offset, 2 * one, "the third batch");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     /// The topic entry layout logs already on disk use: count u32, then op, u16-length name
     /// and partitions, which the wire layer's int32 array and int16 string write identically.

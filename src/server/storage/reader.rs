@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use super::log::{HEADER, LogEntry, MAGIC, MAX_BATCH, Parsed, decode_payload, parse_at};
 
@@ -49,23 +49,43 @@ const AHEAD: usize = 64;
 /// The read buffer of a segment.
 const READ_BUFFER: usize = 1 << 20;
 
+/// The two ends the loading thread keeps: decoded entries go out on `tx`; applied entries come
+/// back on `spent` to be freed here, where they were allocated (the allocator then reuses
+/// their memory for the next batches instead of taking fresh pages).
+struct Ends {
+    tx: SyncSender<Event>,
+    spent: Receiver<LogEntry>,
+}
+
+impl Ends {
+    fn send(&self, event: Event) -> bool {
+        while let Ok(entry) = self.spent.try_recv() {
+            drop(entry);
+        }
+        self.tx.send(event).is_ok()
+    }
+}
+
 /// Start reading `sources` on a thread of its own (scoped: it ends when the receiver is dropped
-/// or the sources are done).
+/// or the sources are done). Returns the decoded events, and where to hand applied entries back.
 pub(crate) fn spawn<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     sources: Vec<Source>,
-) -> io::Result<Receiver<Event>> {
+) -> io::Result<(Receiver<Event>, Sender<LogEntry>)> {
     let (tx, rx) = sync_channel(AHEAD);
+    let (spent_tx, spent) = channel();
+    let ends = Ends { tx, spent };
     std::thread::Builder::new()
         .name("groupcoord-load".into())
         .spawn_scoped(scope, move || {
+            let tx = &ends;
             for source in sources {
                 let go_on = match source {
-                    Source::Snapshot(body) => batches_in(&body, &tx),
-                    Source::Segment(path) => match stream_segment(&path, &tx) {
+                    Source::Snapshot(body) => batches_in(&body, tx),
+                    Source::Segment(path) => match stream_segment(&path, tx) {
                         Ok(go_on) => go_on,
                         Err(e) => {
-                            let _ = tx.send(Event::Io(e));
+                            tx.send(Event::Io(e));
                             false
                         }
                     },
@@ -75,17 +95,17 @@ pub(crate) fn spawn<'scope>(
                 }
             }
         })?;
-    Ok(rx)
+    Ok((rx, spent_tx))
 }
 
 /// The batches of a buffer held whole. `false`: stop reading.
-fn batches_in(buf: &[u8], tx: &SyncSender<Event>) -> bool {
+fn batches_in(buf: &[u8], tx: &Ends) -> bool {
     let mut pos = 0;
     while pos < buf.len() {
         match parse_at(buf, pos) {
             Parsed::Ok { payload, next } => {
                 let entry = decode_payload(payload);
-                if tx.send(Event::Batch { pos, next, entry }).is_err() {
+                if !tx.send(Event::Batch { pos, next, entry }) {
                     return false;
                 }
                 pos = next;
@@ -97,61 +117,63 @@ fn batches_in(buf: &[u8], tx: &SyncSender<Event>) -> bool {
                     reason,
                     valid_after,
                 };
-                let _ = tx.send(Event::End { bad: Some(bad) });
+                tx.send(Event::End { bad: Some(bad) });
                 return false;
             }
         }
     }
-    tx.send(Event::End { bad: None }).is_ok()
+    tx.send(Event::End { bad: None })
 }
 
 /// The batches of a segment, streamed. `Ok(false)`: stop reading.
-fn stream_segment(path: &std::path::Path, tx: &SyncSender<Event>) -> io::Result<bool> {
+fn stream_segment(path: &std::path::Path, tx: &Ends) -> io::Result<bool> {
     let file = File::open(path)?;
     let len = file.metadata()?.len() as usize;
     let mut r = BufReader::with_capacity(READ_BUFFER.min(len.max(HEADER)), file);
     let mut header = [0u8; HEADER];
+    let mut payload = Vec::new();
     let mut pos = 0usize;
     while pos < len {
-        let Some(payload) = next_payload(&mut r, &mut header, len - pos)? else {
+        if !next_payload(&mut r, &mut header, &mut payload, len - pos)? {
             return bad_tail(path, pos, tx);
-        };
+        }
         let next = pos + HEADER + payload.len();
         let entry = decode_payload(&payload);
-        if tx.send(Event::Batch { pos, next, entry }).is_err() {
+        if !tx.send(Event::Batch { pos, next, entry }) {
             return Ok(false);
         }
         pos = next;
     }
-    Ok(tx.send(Event::End { bad: None }).is_ok())
+    Ok(tx.send(Event::End { bad: None }))
 }
 
-/// The payload of the batch at the reader's position (`left` bytes remain in the file), or
-/// `None` when it does not check out.
+/// Read the payload of the batch at the reader's position into `payload` (reused from batch
+/// to batch; `left` bytes remain in the file); `false` when the batch does not check out.
 fn next_payload(
     r: &mut BufReader<File>,
     header: &mut [u8; HEADER],
+    payload: &mut Vec<u8>,
     left: usize,
-) -> io::Result<Option<Vec<u8>>> {
+) -> io::Result<bool> {
     if left < HEADER {
-        return Ok(None);
+        return Ok(false);
     }
     r.read_exact(header)?;
     let word =
         |i: usize| u32::from_be_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
     let (magic, len, crc) = (word(0), word(4) as usize, word(8));
     if magic != MAGIC || len > MAX_BATCH || len > left - HEADER {
-        return Ok(None);
+        return Ok(false);
     }
     // Bounded by the file's size, checked above.
-    let mut payload = vec![0u8; len];
-    r.read_exact(&mut payload)?;
-    Ok((crc32c::crc32c(&payload) == crc).then_some(payload))
+    payload.resize(len, 0);
+    r.read_exact(payload)?;
+    Ok(crc32c::crc32c(payload) == crc)
 }
 
 /// A batch at `pos` did not check out: read the rest of the file and report it as
 /// [`parse_at`] does. Always stops the reading.
-fn bad_tail(path: &std::path::Path, pos: usize, tx: &SyncSender<Event>) -> io::Result<bool> {
+fn bad_tail(path: &std::path::Path, pos: usize, tx: &Ends) -> io::Result<bool> {
     let mut file = File::open(path)?;
     file.seek(SeekFrom::Start(pos as u64))?;
     let mut rest = Vec::new();
@@ -169,6 +191,6 @@ fn bad_tail(path: &std::path::Path, pos: usize, tx: &SyncSender<Event>) -> io::R
             )));
         }
     };
-    let _ = tx.send(Event::End { bad: Some(bad) });
+    tx.send(Event::End { bad: Some(bad) });
     Ok(false)
 }
