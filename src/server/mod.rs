@@ -32,6 +32,7 @@ mod listener;
 mod owner;
 pub mod peer;
 pub mod security;
+mod shards;
 pub mod storage;
 pub mod tools;
 mod web;

@@ -54,10 +54,12 @@ use crate::wire::{Reader, Writer};
 
 use super::commit_mark::{self, CommitMark, Mark};
 use super::lock::{DataDirLock, LockError};
+use super::reader::{self, BadBatch, Event, Source};
 use crate::server::codec88::{decode_records, encode_records};
+use std::sync::mpsc::{Receiver, Sender};
 
 pub(crate) const MAGIC: u32 = 0x4743_4C42;
-const HEADER: usize = 12;
+pub(crate) const HEADER: usize = 12;
 const KIND_RECORDS: u8 = 0;
 /// Coordinator records with their append time (segments; snapshots keep kind 0).
 const KIND_TIMED_RECORDS: u8 = 6;
@@ -79,7 +81,7 @@ const ACL_ENTRY: &str = "AclEntry";
 const KIND_GROUP_CONFIGS: u8 = 5;
 const GROUP_CONFIG_ENTRY: &str = "GroupConfigEntry";
 /// Refuse batches larger than this (a corrupt length field).
-const MAX_BATCH: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_BATCH: usize = 256 * 1024 * 1024;
 
 /// A change to the topic registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -687,6 +689,93 @@ pub(crate) fn valid_batch_after(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// Apply the batches of one source as the reader delivers them. `last`: `None` for the
+/// snapshot (any damage is corruption), `Some(is_last_segment)` for a segment. Returns the bad
+/// batch of a torn tail (to be truncated), `None` when the source ended cleanly.
+fn replay_source(
+    (events, spent): (&Receiver<Event>, &Sender<LogEntry>),
+    path: &Path,
+    acked: u64,
+    last: Option<bool>,
+    apply: &mut impl FnMut(&LogEntry) -> Result<(), String>,
+    report: &mut LoadReport,
+) -> Result<Option<BadBatch>, LoadError> {
+    let corrupt = |offset: usize, reason: String| LoadError::Corrupt {
+        path: path.to_path_buf(),
+        offset: offset as u64,
+        reason,
+    };
+    loop {
+        let event = events.recv().map_err(|_| LoadError::Io {
+            path: path.to_path_buf(),
+            source: io::Error::other("the load's reader thread stopped early"),
+        })?;
+        match event {
+            Event::Batch { pos, next, entry } => {
+                if (pos as u64) < acked && next as u64 > acked {
+                    return Err(corrupt(
+                        pos,
+                        format!("batch crosses the acknowledged end {acked} (commit mark)"),
+                    ));
+                }
+                let entry = entry.map_err(|reason| match last {
+                    None => corrupt(pos, reason),
+                    Some(_) => corrupt(
+                        pos,
+                        format!("batch with valid CRC does not decode: {reason}"),
+                    ),
+                })?;
+                apply(&entry).map_err(|reason| LoadError::Replay {
+                    path: path.to_path_buf(),
+                    offset: pos as u64,
+                    reason,
+                })?;
+                report.batches += 1;
+                if let LogEntry::Records(rs) = &entry {
+                    report.records += rs.len() as u64;
+                }
+                // Freed by the thread that allocated it (the reader stopped: freed here).
+                let _ = spent.send(entry);
+            }
+            Event::Io(source) => {
+                return Err(LoadError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+            Event::End { bad: None } => return Ok(None),
+            Event::End { bad: Some(bad) } => {
+                let Some(last) = last else {
+                    return Err(corrupt(bad.pos, bad.reason));
+                };
+                if (bad.pos as u64) < acked {
+                    return Err(corrupt(
+                        bad.pos,
+                        format!(
+                            "{} in acknowledged data (the commit mark covers {acked} bytes of \
+                             this segment): not a torn write",
+                            bad.reason
+                        ),
+                    ));
+                }
+                if !last {
+                    return Err(corrupt(
+                        bad.pos,
+                        format!("{} (in a segment followed by newer segments)", bad.reason),
+                    ));
+                }
+                if let Some(at) = bad.valid_after {
+                    return Err(corrupt(
+                        bad.pos,
+                        format!("{}, followed by a valid batch at offset {at}", bad.reason),
+                    ));
+                }
+                return Ok(Some(bad));
+            }
+        }
+    }
+}
+
 pub(crate) fn segment_name(n: u64) -> String {
     format!("segment-{n:020}.log")
 }
@@ -786,6 +875,8 @@ impl Log {
         snapshots.sort();
         let mut report = LoadReport::default();
         let base = snapshots.last().copied().unwrap_or(0);
+        let mut snapshot_file = None;
+        let mut snapshot_len = 0;
         if let Some(&n) = snapshots.last() {
             let path = dir.join(snapshot_name(n));
             let mut file = fs::read(&path).map_err(io_err(&path))?;
@@ -807,46 +898,9 @@ impl Log {
                     });
                 }
             };
-            let buf = &file[..sealed];
-            let mut pos = 0;
-            while pos < buf.len() {
-                match parse_at(buf, pos) {
-                    Parsed::Ok { payload, next } => {
-                        let entry =
-                            decode_payload(payload).map_err(|reason| LoadError::Corrupt {
-                                path: path.clone(),
-                                offset: pos as u64,
-                                reason,
-                            })?;
-                        apply(&entry).map_err(|reason| LoadError::Replay {
-                            path: path.clone(),
-                            offset: pos as u64,
-                            reason,
-                        })?;
-                        report.batches += 1;
-                        if let LogEntry::Records(rs) = &entry {
-                            report.records += rs.len() as u64;
-                        }
-                        pos = next;
-                    }
-                    Parsed::Bad(reason) => {
-                        return Err(LoadError::Corrupt {
-                            path,
-                            offset: pos as u64,
-                            reason,
-                        });
-                    }
-                }
-            }
-            report.snapshot = Some(path);
-            report.bytes += file.len() as u64;
-            // Older snapshots and the segments they cover are obsolete.
-            for &old in &snapshots[..snapshots.len() - 1] {
-                let _ = fs::remove_file(dir.join(snapshot_name(old)));
-            }
-        }
-        for &n in segments.iter().filter(|&&n| n < base) {
-            let _ = fs::remove_file(dir.join(segment_name(n)));
+            snapshot_len = file.len() as u64;
+            file.truncate(sealed);
+            snapshot_file = Some((path, file));
         }
         let live: Vec<u64> = segments.iter().copied().filter(|&n| n >= base).collect();
         report.without_commit_mark = mark.is_none() && !live.is_empty();
@@ -874,107 +928,74 @@ impl Log {
             });
         }
         let mut since_snapshot = 0u64;
-        for (i, &n) in live.iter().enumerate() {
-            let last = i + 1 == live.len();
-            let path = dir.join(segment_name(n));
-            let buf = fs::read(&path).map_err(io_err(&path))?;
-            // Bytes of the last segment acknowledged to clients: they must load exactly.
-            let acked = match mark {
-                Some(m) if last && m.segment == n => m.end,
-                _ => 0,
-            };
-            if acked > buf.len() as u64 {
-                return Err(LoadError::Corrupt {
-                    path,
-                    offset: buf.len() as u64,
-                    reason: format!(
-                        "segment is {} bytes but {acked} bytes of it were acknowledged (commit \
-                         mark): acknowledged data is missing",
-                        buf.len()
-                    ),
-                });
+        // Read and decoded on a thread of its own while this one applies.
+        let mut sources = Vec::new();
+        let snapshot_path = snapshot_file.as_ref().map(|(p, _)| p.clone());
+        if let Some((_, body)) = snapshot_file {
+            sources.push(Source::Snapshot(body));
+        }
+        sources.extend(
+            live.iter()
+                .map(|&n| Source::Segment(dir.join(segment_name(n)))),
+        );
+        std::thread::scope(|scope| -> Result<(), LoadError> {
+            let (events, spent) = reader::spawn(scope, sources).map_err(io_err(dir))?;
+            let events = (&events, &spent);
+            if let Some(path) = snapshot_path {
+                replay_source(events, &path, 0, None, &mut apply, &mut report)?;
+                report.snapshot = Some(path);
+                report.bytes += snapshot_len;
             }
-            let mut pos = 0;
-            while pos < buf.len() {
-                match parse_at(&buf, pos) {
-                    Parsed::Ok { payload, next } => {
-                        if (pos as u64) < acked && next as u64 > acked {
-                            return Err(LoadError::Corrupt {
-                                path,
-                                offset: pos as u64,
-                                reason: format!(
-                                    "batch crosses the acknowledged end {acked} (commit mark)"
-                                ),
-                            });
-                        }
-                        let entry =
-                            decode_payload(payload).map_err(|reason| LoadError::Corrupt {
-                                path: path.clone(),
-                                offset: pos as u64,
-                                reason: format!("batch with valid CRC does not decode: {reason}"),
-                            })?;
-                        apply(&entry).map_err(|reason| LoadError::Replay {
-                            path: path.clone(),
-                            offset: pos as u64,
-                            reason,
-                        })?;
-                        report.batches += 1;
-                        if let LogEntry::Records(rs) = &entry {
-                            report.records += rs.len() as u64;
-                        }
-                        pos = next;
-                    }
-                    Parsed::Bad(reason) => {
-                        if (pos as u64) < acked {
-                            return Err(LoadError::Corrupt {
-                                path,
-                                offset: pos as u64,
-                                reason: format!(
-                                    "{reason} in acknowledged data (the commit mark covers \
-                                     {acked} bytes of this segment): not a torn write"
-                                ),
-                            });
-                        }
-                        if !last {
-                            return Err(LoadError::Corrupt {
-                                path,
-                                offset: pos as u64,
-                                reason: format!(
-                                    "{reason} (in a segment followed by newer segments)"
-                                ),
-                            });
-                        }
-                        if let Some(at) = valid_batch_after(&buf, pos + 1) {
-                            return Err(LoadError::Corrupt {
-                                path,
-                                offset: pos as u64,
-                                reason: format!(
-                                    "{reason}, followed by a valid batch at offset {at}"
-                                ),
-                            });
-                        }
-                        // Torn tail: truncate.
-                        let f = OpenOptions::new()
-                            .write(true)
-                            .open(&path)
-                            .map_err(io_err(&path))?;
-                        f.set_len(pos as u64).map_err(io_err(&path))?;
-                        f.sync_all().map_err(io_err(&path))?;
-                        report.truncated =
-                            Some((path.clone(), pos as u64, (buf.len() - pos) as u64, reason));
-                        break;
-                    }
+            for (i, &n) in live.iter().enumerate() {
+                let last = i + 1 == live.len();
+                let path = dir.join(segment_name(n));
+                let len = fs::metadata(&path).map_err(io_err(&path))?.len();
+                // Bytes of the last segment acknowledged to clients: they must load exactly.
+                let acked = match mark {
+                    Some(m) if last && m.segment == n => m.end,
+                    _ => 0,
+                };
+                if acked > len {
+                    return Err(LoadError::Corrupt {
+                        path,
+                        offset: len,
+                        reason: format!(
+                            "segment is {len} bytes but {acked} bytes of it were acknowledged \
+                             (commit mark): acknowledged data is missing"
+                        ),
+                    });
                 }
+                let kept =
+                    match replay_source(events, &path, acked, Some(last), &mut apply, &mut report)?
+                    {
+                        None => len,
+                        Some(bad) => {
+                            // Torn tail: truncate.
+                            let f = OpenOptions::new()
+                                .write(true)
+                                .open(&path)
+                                .map_err(io_err(&path))?;
+                            f.set_len(bad.pos as u64).map_err(io_err(&path))?;
+                            f.sync_all().map_err(io_err(&path))?;
+                            let dropped = len - bad.pos as u64;
+                            report.truncated =
+                                Some((path.clone(), bad.pos as u64, dropped, bad.reason));
+                            bad.pos as u64
+                        }
+                    };
+                since_snapshot += kept;
+                report.bytes += kept;
+                report.segments += 1;
             }
-            let kept = report
-                .truncated
-                .as_ref()
-                .filter(|t| t.0 == path)
-                .map(|t| t.1)
-                .unwrap_or(buf.len() as u64);
-            since_snapshot += kept;
-            report.bytes += kept;
-            report.segments += 1;
+            Ok(())
+        })?;
+        // Older snapshots and the segments the loaded snapshot covers are obsolete (removed
+        // only once it loaded).
+        for &old in snapshots.iter().filter(|&&n| n < base) {
+            let _ = fs::remove_file(dir.join(snapshot_name(old)));
+        }
+        for &n in segments.iter().filter(|&&n| n < base) {
+            let _ = fs::remove_file(dir.join(segment_name(n)));
         }
         let segment_no = live.last().copied().unwrap_or(base);
         let path = dir.join(segment_name(segment_no));
@@ -1250,6 +1271,62 @@ impl SnapshotJob {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("groupcoord-log-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn topic(n: usize) -> LogEntry {
+        LogEntry::Topics(vec![TopicChange::Set {
+            name: format!("t{n}"),
+            partitions: n as i32,
+        }])
+    }
+
+    /// The load's reader runs ahead of the apply: every entry still arrives once, in order, across
+    /// several segments; and a replay failure early in a long log stops the load with the batch's
+    /// offset instead of waiting for a reader blocked on a full queue.
+    #[test]
+    fn a_streamed_load_applies_in_order_and_stops_at_a_refused_batch() {
+        let dir = temp_dir("streamed");
+        {
+            let (mut log, _) = Log::open(&dir, u64::MAX, |_| Ok(())).unwrap();
+            for n in 0..500 {
+                log.append(&[topic(n)]).unwrap();
+                if n == 250 {
+                    log.roll_for_snapshot().unwrap();
+                }
+            }
+            log.sync().unwrap();
+        }
+        let mut seen = Vec::new();
+        let (_, report) = Log::open(&dir, u64::MAX, |e| {
+            seen.push(e.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(report.segments, 2);
+        assert_eq!(seen, (0..500).map(topic).collect::<Vec<_>>());
+
+        let mut applied = 0;
+        let refused = Log::open(&dir, u64::MAX, |_| {
+            applied += 1;
+            if applied == 3 {
+                Err("refused".into())
+            } else {
+                Ok(())
+            }
+        });
+        let Err(LoadError::Replay { offset, reason, .. }) = refused else {
+            panic!("expected a replay error");
+        };
+        assert_eq!(reason, "refused");
+        let one = encode_entry(&topic(0)).unwrap().len() as u64;
+        assert_eq!(offset, 2 * one, "the third batch");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     /// The topic entry layout logs already on disk use: count u32, then op, u16-length name
     /// and partitions, which the wire layer's int32 array and int16 string write identically.

@@ -6,6 +6,7 @@ pub mod format;
 mod lock;
 pub mod log;
 pub mod log_tool;
+mod reader;
 
 use std::path::Path;
 use std::time::Instant;

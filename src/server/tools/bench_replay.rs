@@ -14,6 +14,7 @@ use crate::records::{
     CurrentMemberAssignmentValue, GroupMetadataValue, MemberMetadataValue, MemberState,
     OffsetCommitValue, Record, TargetAssignmentMetadataValue,
 };
+use crate::server::shards;
 use crate::server::storage::log::{Log, LogEntry, TopicChange};
 use crate::types::TasksTuple;
 
@@ -41,6 +42,8 @@ pub struct ReplayArgs {
 }
 
 const PARTITIONS: i32 = 50;
+/// Kafka's default `offsets.topic.num.partitions`.
+const OFFSETS_PARTITIONS: u32 = 50;
 const TOPIC: &str = "replay-input";
 
 /// A small deterministic generator (xorshift), so every run writes the same log.
@@ -163,6 +166,9 @@ struct Built {
     offset_commits: usize,
     churn: usize,
     bytes: u64,
+    /// Records per owner if two owners split the groups by coordinator partition (Kafka's
+    /// placement over 50 partitions): how evenly a sharded load would divide this log.
+    per_owner: [usize; 2],
 }
 
 /// Write the log: 85% of the records are offset commits (10 partitions of one group at a time,
@@ -180,6 +186,7 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
     let now = 1_764_000_000_000i64;
     let (mut written, mut offset_commits, mut churn) = (0, 0, 0);
     let mut batch: Vec<Record> = Vec::new();
+    let mut per_owner = [0usize; 2];
     while written < records {
         let g = rng.below(groups);
         let gid = format!("replay-group-{g}");
@@ -217,6 +224,8 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
             rs
         };
         written += rs.len();
+        let partition = shards::coordinator_partition(&gid, OFFSETS_PARTITIONS);
+        per_owner[shards::owner_of_partition(partition, 2)] += rs.len();
         batch.extend(rs);
         if batch.len() >= 200 {
             log.append(&[LogEntry::Records(std::mem::take(&mut batch))])
@@ -239,6 +248,7 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
         offset_commits,
         churn,
         bytes,
+        per_owner,
     })
 }
 
@@ -346,6 +356,11 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
         built.bytes as f64 / 1e6,
         t.elapsed().as_secs_f64(),
         dir.display()
+    );
+    println!(
+        "placement (abs(Java hashCode(group id)) % 50 partitions, partitions dealt over 2 \
+         owners): {} / {} records",
+        built.per_owner[0], built.per_owner[1]
     );
     let this = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut bins = vec![("this build", this)];
