@@ -7,6 +7,14 @@
 //! over the connections; each connection pipelines the heartbeats of its members. Two modes:
 //! one connection per member (what Kafka clients do, the default) and 20 members multiplexed on
 //! each connection.
+//!
+//! The generator is `--client-threads` OS threads (default 1), each driving its connections on
+//! one poller (`load_driver`). Besides throughput and latency, every load reports the CPU time
+//! per request of the server (all its threads; in-process the generator's threads are
+//! subtracted; `--server-pid` for one at `--addr`, the broker's pid for Kafka) and of the
+//! generator: on a shared 2-core machine throughput ratios swing with whatever else runs, CPU per
+//! request much less. Each load also prints its responses per second (warm-up included) to
+//! stderr, with the time of day, so that a stalled load shows when and how long it stalled.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
