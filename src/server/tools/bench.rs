@@ -19,11 +19,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
 
-use super::load_driver::{self, Measured, Schedule};
+use super::load_driver::{self, Clock, Measured};
 use crate::server::ServeOptions;
 
 /// Arguments of `groupcoord bench load`.
@@ -192,13 +193,6 @@ async fn run_kind(
             steady_frame: None,
         })
         .collect();
-    let start = Instant::now();
-    let schedule = Schedule {
-        kind,
-        start,
-        measure_from: start + Duration::from_secs(a.warmup),
-        end: start + Duration::from_secs(a.warmup + a.duration),
-    };
     // Connection c carries the members i with i % conns == c; thread t drives the connections
     // c with c % threads == t.
     let threads = a.client_threads.clamp(1, conns);
@@ -207,22 +201,44 @@ async fn run_kind(
         let mine: Vec<Slot> = slots.iter().skip(c).step_by(conns).cloned().collect();
         per_thread[c % threads].push(mine);
     }
+    let clock = Arc::new(Clock {
+        connected: std::sync::Barrier::new(threads),
+        start: std::sync::OnceLock::new(),
+    });
+    let times = (
+        Duration::from_secs(a.warmup),
+        Duration::from_secs(a.duration),
+    );
     let mut tasks = Vec::new();
     for conns in per_thread {
+        let clock = clock.clone();
         tasks.push(tokio::task::spawn_blocking(move || {
-            load_driver::drive(addr, conns, schedule)
+            load_driver::drive(addr, conns, kind, times, &clock)
         }));
     }
+    // The load starts once every connection is up.
+    let start = loop {
+        if let Some(s) = clock.start.get() {
+            break Some(*s);
+        }
+        if tasks.iter().all(|t| t.is_finished()) {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
     // The server's CPU time over the measured window (its threads' schedstat).
     let pid = match server_cpu {
         ServerCpu::InProcess => Some(std::process::id()),
         ServerCpu::Process(pid) => Some(pid),
         ServerCpu::Unknown => None,
     };
-    tokio::time::sleep_until(schedule.measure_from.into()).await;
-    let cpu_from = pid.and_then(load_driver::process_cpu_ns);
-    tokio::time::sleep_until(schedule.end.into()).await;
-    let cpu_to = pid.and_then(load_driver::process_cpu_ns);
+    let (mut cpu_from, mut cpu_to) = (None, None);
+    if let Some(start) = start {
+        tokio::time::sleep_until((start + times.0).into()).await;
+        cpu_from = pid.and_then(load_driver::process_cpu_ns);
+        tokio::time::sleep_until((start + times.0 + times.1).into()).await;
+        cpu_to = pid.and_then(load_driver::process_cpu_ns);
+    }
     let mut total = Measured::default();
     for t in tasks {
         total.merge(t.await.map_err(|e| e.to_string())??);

@@ -25,6 +25,14 @@ const READ_CHUNK: usize = 64 * 1024;
 /// The in-flight entry of a leave request (its response is not counted).
 const LEAVE: usize = usize::MAX;
 
+/// The generator threads' common start: every thread connects all its sockets first (a broker
+/// with a short accept backlog takes seconds to accept 1,000 connections), then the warm-up
+/// starts for all of them at once.
+pub(crate) struct Clock {
+    pub(crate) connected: std::sync::Barrier,
+    pub(crate) start: std::sync::OnceLock<Instant>,
+}
+
 /// When a load starts, is measured and ends, and what it sends.
 #[derive(Clone, Copy)]
 pub(crate) struct Schedule {
@@ -85,14 +93,32 @@ struct Conn {
     phase: Phase,
 }
 
-/// Drive `conns` (the members of each connection) until the schedule's end, then let heartbeat
-/// members leave, on the calling thread.
+/// Connect, wait for the other threads to have connected too, then drive `conns` (the members of
+/// each connection) for `warmup` + `duration` and let heartbeat members leave, on the calling
+/// thread.
 pub(crate) fn drive(
     addr: SocketAddr,
     conns: Vec<Vec<Slot>>,
-    s: Schedule,
+    kind: Kind,
+    (warmup, duration): (Duration, Duration),
+    clock: &Clock,
 ) -> Result<Measured, String> {
-    let mut poll = Poll::new().map_err(|e| e.to_string())?;
+    let connected = connect(addr, conns);
+    // Every thread reaches the barrier, connected or not, so that none waits forever.
+    clock.connected.wait();
+    let (mut poll, mut open) = connected?;
+    let start = *clock.start.get_or_init(Instant::now);
+    let s = Schedule {
+        kind,
+        start,
+        measure_from: start + warmup,
+        end: start + warmup + duration,
+    };
+    run(&mut poll, &mut open, s)
+}
+
+fn connect(addr: SocketAddr, conns: Vec<Vec<Slot>>) -> Result<(Poll, Vec<Conn>), String> {
+    let poll = Poll::new().map_err(|e| e.to_string())?;
     let mut open = Vec::with_capacity(conns.len());
     for (i, slots) in conns.into_iter().enumerate() {
         let std = std::net::TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
@@ -113,10 +139,14 @@ pub(crate) fn drive(
             phase: Phase::Running,
         });
     }
+    Ok((poll, open))
+}
+
+fn run(poll: &mut Poll, open: &mut [Conn], s: Schedule) -> Result<Measured, String> {
     let api_versions = api_versions_body()?;
     let mut m = Measured::default();
     let now = Instant::now();
-    for c in &mut open {
+    for c in open.iter_mut() {
         for i in 0..c.slots.len() {
             c.send(i, s.kind, &api_versions, now)?;
         }
