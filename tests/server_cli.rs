@@ -132,10 +132,27 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
     assert_eq!(rows.len(), 8, "{stdout}");
     for (i, r) in rows.iter().enumerate() {
         // | name | round | connections | in flight | requests/s | p50 | p99 | errors |
+        //   server CPU µs | generator CPU µs |
         assert_eq!(r[2], (i / 4 + 1).to_string(), "{stdout}");
         assert_eq!(r[3], if i % 4 < 2 { "40" } else { "2" }, "{stdout}");
         assert!(r[5].parse::<f64>().unwrap() > 0.0, "no requests: {stdout}");
         assert_eq!(r[8], "0", "errors: {stdout}");
+        // The in-process server's CPU time is measured (its threads' schedstat, where the
+        // kernel keeps it).
+        if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+            assert!(r[9].parse::<f64>().unwrap() > 0.0, "server CPU: {stdout}");
+        }
+        assert!(r[10].parse::<f64>().is_ok(), "generator CPU: {stdout}");
+    }
+    // Every load prints its responses per second (the stall detector), warm-up included.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("responses per second").count(),
+        8,
+        "{stderr}"
+    );
+    if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+        assert!(stdout.contains("median server CPU per request"), "{stdout}");
     }
     assert!(stdout.contains("per-round ratios"), "{stdout}");
     assert!(

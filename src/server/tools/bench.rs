@@ -7,19 +7,25 @@
 //! over the connections; each connection pipelines the heartbeats of its members. Two modes:
 //! one connection per member (what Kafka clients do, the default) and 20 members multiplexed on
 //! each connection.
+//!
+//! The generator is `--client-threads` OS threads (default 1), each driving its connections on
+//! one poller (`load_driver`). Besides throughput and latency, every load reports the CPU time
+//! per request of the server (all its threads; in-process the generator's threads are
+//! subtracted; `--server-pid` for one at `--addr`, the broker's pid for Kafka) and of the
+//! generator: on a shared 2-core machine throughput ratios swing with whatever else runs, CPU per
+//! request much less. Each load also prints its responses per second (warm-up included) to
+//! stderr, with the time of day, so that a stalled load shows when and how long it stalled.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 
 use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
 
-use super::client::{decode_heartbeat, heartbeat_body, raw_frame};
-use crate::server::{ServeOptions, wire};
+use super::load_driver::{self, Clock, Measured};
+use crate::server::ServeOptions;
 
 /// Arguments of `groupcoord bench load`.
 #[derive(Debug, Clone, clap::Args)]
@@ -60,21 +66,28 @@ pub struct LoadArgs {
     /// With `--compare-kafka`: a broker already running there instead of starting one.
     #[arg(long)]
     pub kafka_addr: Option<SocketAddr>,
+    /// The pid of the server at `--addr`, to report its CPU time per request.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Load generator threads; each drives its share of the connections with non-blocking
+    /// sockets on one poller.
+    #[arg(long, default_value_t = 1)]
+    pub client_threads: usize,
 }
 
 #[derive(Clone)]
-struct Slot {
-    group: String,
-    id: String,
-    epoch: i32,
-    active: Vec<TaskIds>,
+pub(super) struct Slot {
+    pub(super) group: String,
+    pub(super) id: String,
+    pub(super) epoch: i32,
+    pub(super) active: Vec<TaskIds>,
     /// Owned tasks changed since they were last sent (a Kafka client sends the task lists only
     /// when they changed; `null` = unchanged).
-    send_tasks: bool,
+    pub(super) send_tasks: bool,
     /// The last steady heartbeat frame (no task lists) and the epoch it was built for: a steady
     /// member sends the same bytes but the correlation id, so the load generator spends its CPU
     /// on the server's work rather than its own encoding.
-    steady_frame: Option<(i32, Vec<u8>)>,
+    pub(super) steady_frame: Option<(i32, Vec<u8>)>,
 }
 
 const TOPIC: &str = "bench-input";
@@ -91,7 +104,7 @@ fn topology() -> Topology {
     }
 }
 
-fn heartbeat(s: &Slot) -> StreamsGroupHeartbeatRequest {
+pub(super) fn heartbeat(s: &Slot) -> StreamsGroupHeartbeatRequest {
     let joining = s.epoch <= 0;
     StreamsGroupHeartbeatRequest {
         group_id: s.group.clone(),
@@ -107,149 +120,30 @@ fn heartbeat(s: &Slot) -> StreamsGroupHeartbeatRequest {
     }
 }
 
-#[derive(Default)]
-struct ConnResult {
-    done: u64,
-    errors: u64,
-    latencies_us: Vec<u32>,
-}
-
 #[derive(Clone, Copy, PartialEq)]
-enum Kind {
+pub(super) enum Kind {
     Heartbeat,
     ApiVersions,
 }
 
-/// Drive one connection until `end`; only responses after `measure_from` count.
-async fn drive(
-    addr: SocketAddr,
-    mut slots: Vec<Slot>,
-    kind: Kind,
-    measure_from: Instant,
-    end: Instant,
-) -> Result<ConnResult, String> {
-    let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    stream.set_nodelay(true).ok();
-    let (rd, mut wr) = stream.into_split();
-    let mut rd = BufReader::with_capacity(256 * 1024, rd);
-    let api_versions_body = {
-        use kafka_protocol::protocol::Encodable;
-        let mut b = bytes::BytesMut::new();
-        kafka_protocol::messages::ApiVersionsRequest::default()
-            .encode(&mut b, 3)
-            .map_err(|e| e.to_string())?;
-        b.to_vec()
-    };
-    let (key, version) = match kind {
-        Kind::Heartbeat => (88i16, 1i16),
-        Kind::ApiVersions => (18, 3),
-    };
-    let mut corr: i32 = 0;
-    // correlation id -> (slot index, sent at); responses come back in order.
-    let mut inflight: std::collections::VecDeque<(i32, usize, Instant)> = Default::default();
-    let mut out = Vec::with_capacity(64 * 1024);
-    let encode = |s: &mut Slot, corr: i32, out: &mut Vec<u8>| -> Result<(), String> {
-        let steady = kind == Kind::ApiVersions || (s.epoch > 0 && !s.send_tasks);
-        if steady
-            && let Some((epoch, frame)) = &s.steady_frame
-            && *epoch == s.epoch
-        {
-            let at = out.len();
-            out.extend_from_slice(frame);
-            // Frame layout: length (4), api key (2), api version (2), correlation id (4).
-            out[at + 8..at + 12].copy_from_slice(&corr.to_be_bytes());
-            return Ok(());
-        }
-        let body = match kind {
-            Kind::Heartbeat => heartbeat_body(&heartbeat(s), version)?,
-            Kind::ApiVersions => api_versions_body.clone(),
-        };
-        let frame = raw_frame(key, version, corr, Some("bench"), &body)?;
-        out.extend_from_slice(&frame);
-        if steady {
-            s.steady_frame = Some((s.epoch, frame));
-        }
-        Ok(())
-    };
-    for (i, s) in slots.iter_mut().enumerate() {
-        corr += 1;
-        encode(s, corr, &mut out)?;
-        s.send_tasks = false;
-        inflight.push_back((corr, i, Instant::now()));
-    }
-    wr.write_all(&out).await.map_err(|e| e.to_string())?;
-    out.clear();
-    let mut res = ConnResult::default();
-    let mut frame = Vec::new();
-    while let Some((c, i, sent)) = inflight.pop_front() {
-        let mut len = [0u8; 4];
-        rd.read_exact(&mut len).await.map_err(|e| e.to_string())?;
-        frame.resize(u32::from_be_bytes(len) as usize, 0);
-        rd.read_exact(&mut frame).await.map_err(|e| e.to_string())?;
-        let now = Instant::now();
-        let (rc, body) = wire::split_response(key, version, &frame)?;
-        if rc != c {
-            return Err(format!("correlation {rc} != {c}"));
-        }
-        let mut error = false;
-        if kind == Kind::Heartbeat {
-            let r = decode_heartbeat(body, version)?;
-            let s = &mut slots[i];
-            if r.error_code != 0 {
-                error = true;
-                s.epoch = 0;
-                s.active.clear();
-            } else {
-                s.epoch = r.member_epoch;
-                if let Some(a) = r.active_tasks {
-                    s.active = a;
-                    s.send_tasks = true;
-                }
-            }
-        }
-        if now >= measure_from {
-            res.done += 1;
-            if error {
-                res.errors += 1;
-            }
-            res.latencies_us
-                .push(now.duration_since(sent).as_micros().min(u32::MAX as u128) as u32);
-        }
-        if now < end {
-            corr = corr.wrapping_add(1);
-            encode(&mut slots[i], corr, &mut out)?;
-            slots[i].send_tasks = false;
-            inflight.push_back((corr, i, now));
-        }
-        // Flush when nothing more is already buffered.
-        if !out.is_empty() && rd.buffer().is_empty() {
-            wr.write_all(&out).await.map_err(|e| e.to_string())?;
-            out.clear();
+impl Kind {
+    /// The request's api key and version.
+    pub(super) fn api(self) -> (i16, i16) {
+        match self {
+            Kind::Heartbeat => (88, 1),
+            Kind::ApiVersions => (18, 3),
         }
     }
-    if kind == Kind::Heartbeat {
-        // Leave the group (epoch -1), as a closing client does, so the next round starts from
-        // an empty server instead of members waiting out their session timeouts.
-        for s in &slots {
-            corr = corr.wrapping_add(1);
-            let leave = StreamsGroupHeartbeatRequest {
-                group_id: s.group.clone(),
-                member_id: s.id.clone(),
-                member_epoch: -1,
-                ..Default::default()
-            };
-            let body = heartbeat_body(&leave, version)?;
-            out.extend_from_slice(&raw_frame(key, version, corr, Some("bench"), &body)?);
-        }
-        wr.write_all(&out).await.map_err(|e| e.to_string())?;
-        for _ in &slots {
-            let mut len = [0u8; 4];
-            rd.read_exact(&mut len).await.map_err(|e| e.to_string())?;
-            frame.resize(u32::from_be_bytes(len) as usize, 0);
-            rd.read_exact(&mut frame).await.map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(res)
+}
+
+/// The body of the baseline's ApiVersions request (v3).
+pub(super) fn api_versions_body() -> Result<Vec<u8>, String> {
+    use kafka_protocol::protocol::Encodable;
+    let mut b = bytes::BytesMut::new();
+    kafka_protocol::messages::ApiVersionsRequest::default()
+        .encode(&mut b, 3)
+        .map_err(|e| e.to_string())?;
+    Ok(b.to_vec())
 }
 
 /// One measured row.
@@ -262,6 +156,22 @@ pub(crate) struct Row {
     pub(crate) p50_ms: f64,
     pub(crate) p99_ms: f64,
     pub(crate) errors: u64,
+    /// The server's CPU time per request over the measured window, µs (all its threads).
+    pub(crate) server_us: Option<f64>,
+    /// The load generator's CPU time per request, µs.
+    pub(crate) client_us: f64,
+    /// Responses in each second since the load started (warm-up included).
+    pub(crate) per_second: Vec<u64>,
+}
+
+/// Where the server's CPU time is read.
+#[derive(Clone, Copy, PartialEq)]
+enum ServerCpu {
+    /// The server runs in the bench's own process (its generator threads are subtracted).
+    InProcess,
+    /// A process of its own.
+    Process(u32),
+    Unknown,
 }
 
 async fn run_kind(
@@ -270,6 +180,7 @@ async fn run_kind(
     kind: Kind,
     conns: usize,
     tag: &str,
+    server_cpu: ServerCpu,
 ) -> Result<Row, String> {
     let conns = conns.clamp(1, a.members.max(1));
     let slots: Vec<Slot> = (0..a.members)
@@ -282,26 +193,65 @@ async fn run_kind(
             steady_frame: None,
         })
         .collect();
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs(a.warmup);
-    let end = measure_from + Duration::from_secs(a.duration);
-    let mut tasks = Vec::new();
+    // Connection c carries the members i with i % conns == c; thread t drives the connections
+    // c with c % threads == t.
+    let threads = a.client_threads.clamp(1, conns);
+    let mut per_thread: Vec<Vec<Vec<Slot>>> = vec![Vec::new(); threads];
     for c in 0..conns {
-        let mine: Vec<Slot> = slots
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % conns == c)
-            .map(|(_, s)| s.clone())
-            .collect();
-        tasks.push(tokio::spawn(drive(addr, mine, kind, measure_from, end)));
+        let mine: Vec<Slot> = slots.iter().skip(c).step_by(conns).cloned().collect();
+        per_thread[c % threads].push(mine);
     }
-    let mut total = ConnResult::default();
+    let clock = Arc::new(Clock {
+        connected: std::sync::Barrier::new(threads),
+        start: std::sync::OnceLock::new(),
+    });
+    let times = (
+        Duration::from_secs(a.warmup),
+        Duration::from_secs(a.duration),
+    );
+    let mut tasks = Vec::new();
+    for conns in per_thread {
+        let clock = clock.clone();
+        tasks.push(tokio::task::spawn_blocking(move || {
+            load_driver::drive(addr, conns, kind, times, &clock)
+        }));
+    }
+    // The load starts once every connection is up.
+    let start = loop {
+        if let Some(s) = clock.start.get() {
+            break Some(*s);
+        }
+        if tasks.iter().all(|t| t.is_finished()) {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    // The server's CPU time over the measured window (its threads' schedstat).
+    let pid = match server_cpu {
+        ServerCpu::InProcess => Some(std::process::id()),
+        ServerCpu::Process(pid) => Some(pid),
+        ServerCpu::Unknown => None,
+    };
+    let (mut cpu_from, mut cpu_to) = (None, None);
+    if let Some(start) = start {
+        tokio::time::sleep_until((start + times.0).into()).await;
+        cpu_from = pid.and_then(load_driver::process_cpu_ns);
+        tokio::time::sleep_until((start + times.0 + times.1).into()).await;
+        cpu_to = pid.and_then(load_driver::process_cpu_ns);
+    }
+    let mut total = Measured::default();
     for t in tasks {
-        let r = t.await.map_err(|e| e.to_string())??;
-        total.done += r.done;
-        total.errors += r.errors;
-        total.latencies_us.extend(r.latencies_us);
+        total.merge(t.await.map_err(|e| e.to_string())??);
     }
+    let server_cpu_ns = match (cpu_from, cpu_to) {
+        // In-process, the generator's threads are the process's too.
+        (Some(a), Some(b)) if server_cpu == ServerCpu::InProcess => {
+            Some(b.saturating_sub(a).saturating_sub(total.cpu_ns))
+        }
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    let per_request_us = |ns: u64| ns as f64 / 1000.0 / total.done.max(1) as f64;
     total.latencies_us.sort_unstable();
     let pct = |p: f64| -> f64 {
         if total.latencies_us.is_empty() {
@@ -322,6 +272,9 @@ async fn run_kind(
         p50_ms: pct(0.50),
         p99_ms: pct(0.99),
         errors: total.errors,
+        server_us: server_cpu_ns.map(per_request_us),
+        client_us: per_request_us(total.cpu_ns),
+        per_second: total.per_second,
     })
 }
 
@@ -436,6 +389,20 @@ async fn prepare_kafka(addr: SocketAddr, partitions: i32) -> Result<(), String> 
     }
 }
 
+/// The time of day, UTC (hh:mm:ss), for the per-load lines.
+fn utc_clock() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -468,7 +435,7 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             }
         }
     };
-    let mut _broker = None;
+    let mut _broker: Option<Broker> = None;
     let kafka = if a.compare_kafka {
         let kafka_addr = match a.kafka_addr {
             Some(k) => k,
@@ -491,6 +458,12 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
     } else {
         None
     };
+    // The broker's pid (the script writes it), for its CPU time per request.
+    let kafka_cpu = _broker
+        .as_ref()
+        .and_then(|b| std::fs::read_to_string(b.dir.join("broker.pid")).ok())
+        .and_then(|p| p.trim().parse().ok())
+        .map_or(ServerCpu::Unknown, ServerCpu::Process);
     let mut modes = match a.connections {
         Some(c) => vec![c],
         None => vec![a.members, a.members.div_ceil(20)],
@@ -519,17 +492,35 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
     for round in 0..a.rounds {
         for &conns in &modes {
             let tag = format!("r{round}c{conns}");
+            let ours = match (&server, a.server_pid) {
+                (Some(_), _) => ServerCpu::InProcess,
+                (None, Some(pid)) => ServerCpu::Process(pid),
+                (None, None) => ServerCpu::Unknown,
+            };
             let mut loads = vec![
-                (addr, Kind::Heartbeat, "groupcoord"),
-                (addr, Kind::ApiVersions, "groupcoord"),
+                (addr, Kind::Heartbeat, "groupcoord", ours),
+                (addr, Kind::ApiVersions, "groupcoord", ours),
             ];
             if let Some(k) = kafka {
-                loads.push((k, Kind::Heartbeat, "kafka"));
+                loads.push((k, Kind::Heartbeat, "kafka", kafka_cpu));
             }
-            for (target, kind, server) in loads {
-                match run_kind(target, &a, kind, conns, &tag).await {
+            for (target, kind, server, cpu) in loads {
+                match run_kind(target, &a, kind, conns, &tag, cpu).await {
                     Ok(mut r) => {
                         r.server = server;
+                        // A timeline per load: a stall shows as a run of small counts.
+                        eprintln!(
+                            "[{}] round {} {server} {} on {conns} connections: {:.0}/s; responses per second (warm-up included): {}",
+                            utc_clock(),
+                            round + 1,
+                            r.name,
+                            r.per_sec,
+                            r.per_second
+                                .iter()
+                                .map(u64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        );
                         rows.push((round + 1, r));
                     }
                     Err(e) => {
@@ -541,17 +532,20 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         }
     }
     println!();
-    println!("| load | round | connections | in flight | requests/s | p50 ms | p99 ms | errors |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| load | round | connections | in flight | requests/s | p50 ms | p99 ms | errors | server CPU µs/request | generator CPU µs/request |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (round, r) in &rows {
         let name = if r.server == "kafka" {
             "StreamsGroupHeartbeat, Apache Kafka 4.4"
         } else {
             r.name
         };
+        let server_us = r.server_us.map_or("?".to_string(), |us| format!("{us:.1}"));
         println!(
-            "| {name} | {round} | {} | {} | {:.0} | {:.2} | {:.2} | {} |",
-            r.connections, r.slots, r.per_sec, r.p50_ms, r.p99_ms, r.errors
+            "| {name} | {round} | {} | {} | {:.0} | {:.2} | {:.2} | {} | {server_us} | {:.1} |",
+            r.connections, r.slots, r.per_sec, r.p50_ms, r.p99_ms, r.errors, r.client_us
         );
     }
     println!();
@@ -562,6 +556,14 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 .filter(|(_, r)| r.connections == conns && r.server == server && r.name == kind)
                 .map(|(_, r)| r.per_sec)
                 .collect()
+        };
+        let cpu = |server: &str, kind: &str| -> Option<f64> {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|(_, r)| r.connections == conns && r.server == server && r.name == kind)
+                .filter_map(|(_, r)| r.server_us)
+                .collect();
+            (!v.is_empty()).then(|| median(v))
         };
         let hb = pick("groupcoord", "StreamsGroupHeartbeat");
         let api = pick("groupcoord", "ApiVersions (baseline)");
@@ -589,6 +591,23 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 median(k.clone()),
                 median(hb.clone()) / median(k.clone()).max(1.0),
                 per_round(&hb, &k)
+            );
+        }
+        // CPU per request does not depend on how much of the machine the servers got.
+        if let (Some(h), Some(b)) = (
+            cpu("groupcoord", "StreamsGroupHeartbeat"),
+            cpu("groupcoord", "ApiVersions (baseline)"),
+        ) {
+            let k = cpu("kafka", "StreamsGroupHeartbeat");
+            println!(
+                "{conns} connections: median server CPU per request: heartbeat {h:.1} µs, \
+                 ApiVersions {b:.1} µs (baseline / heartbeat {:.2}){}",
+                b / h.max(1e-9),
+                k.map(|k| format!(
+                    ", Kafka 4.4 heartbeat {k:.1} µs (Kafka / groupcoord {:.2})",
+                    k / h.max(1e-9)
+                ))
+                .unwrap_or_default()
             );
         }
     }

@@ -6,3 +6,4 @@ pub mod bench_hostile;
 pub mod bench_replay;
 pub mod client;
 pub(crate) mod demo;
+mod load_driver;
