@@ -864,13 +864,18 @@ export class Swimlanes {
     // History on the time axis: coordinator restarts, network cuts, message loss (labelled lines).
     const MARK_COL = { restart: '#7c3aed', cut: '#dc2626', heal: '#059669', loss: '#b45309', violation: '#b91c1c' };
     this.markHits = [];
+    const rowEnds = []; // labels that would overlap (two marks at about one time) go one row down
     for (const mk of marks) {
       if (mk.at_ms < t0 || mk.at_ms > now) continue;
       const xm = x(mk.at_ms);
       c.strokeStyle = MARK_COL[mk.kind] ?? '#111'; c.lineWidth = 2; c.setLineDash([5, 3]);
       c.beginPath(); c.moveTo(xm, top); c.lineTo(xm, Math.min(h - 16, bottom)); c.stroke(); c.setLineDash([]); c.lineWidth = 1;
       c.fillStyle = MARK_COL[mk.kind] ?? '#111'; c.font = '600 10px system-ui, sans-serif';
-      c.fillText(mk.label, Math.min(xm + 3, w - R - c.measureText(mk.label).width), top + 8);
+      const lw = c.measureText(mk.label).width, lx = Math.min(xm + 3, w - R - lw);
+      let row = 0;
+      while (row < rowEnds.length && rowEnds[row] > lx - 4) row++;
+      rowEnds[row] = lx + lw;
+      c.fillText(mk.label, lx, top + 8 + row * 11);
       c.font = '600 11px system-ui, sans-serif';
       this.markHits.push({ x: xm, label: mk.label });
     }
