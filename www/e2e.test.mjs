@@ -1,46 +1,14 @@
 // End-to-end test of the explorer in headless Chromium (playwright-core, no browser download).
 // Run from www/: node --test e2e.test.mjs   (needs www/pkg: pkg-scripts/build-wasm.sh)
 // Screenshots go to ../test-output/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startServer } from './serve.mjs';
+import { OUT, QUICK_STREAMS, base, browser, errors, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
-const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let server, browser, base;
-const errors = [];
-
-before(async () => {
-  await mkdir(OUT, { recursive: true });
-  server = await startServer(0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`); });
-  // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
-  page.on('response', (r) => { if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith('/api/')) errors.push(`HTTP ${r.status()} ${r.url()}`); });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
-  return page;
-}
+// A 404 is an error except for the live-mode endpoints, which are absent on a static server.
+useBrowser({ ignoreLoadFailures: true, responses: (url) => !new URL(url).pathname.startsWith('/api/') });
 
 const groupState = (page) => page.textContent('[data-testid=group-state]');
 const now = (page) => page.evaluate(() => window.explorer.driver.now);
@@ -253,24 +221,8 @@ test('live mode renders the server\'s view models from /api/groups and /api/even
 });
 
 test('live mode against a real `groupcoord serve --demo`: the real member states, chart, swimlanes and record log', async (t) => {
-  const bin = process.env.GROUPCOORD_BIN ?? fileURLToPath(new URL('../target/debug/groupcoord', import.meta.url));
-  const dir = await mkdtemp(join(tmpdir(), 'groupcoord-e2e-'));
   const port = Number(process.env.E2E_LIVE_PORT ?? 19610);
-  const srv = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--http', `127.0.0.1:${port + 1}`, '--data-dir', join(dir, 'data'),
-    '--www', fileURLToPath(new URL('.', import.meta.url)), '--demo',
-    '--set', 'group.streams.heartbeat.interval.ms=1000', '--set', 'group.streams.min.heartbeat.interval.ms=1000', '--set', 'group.streams.initial.rebalance.delay.ms=0'],
-  { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  srv.stderr.on('data', (d) => { stderr += d; });
-  t.after(async () => { srv.kill('SIGTERM'); await rm(dir, { recursive: true, force: true }); });
-  const url = `http://127.0.0.1:${port + 1}/`;
-  let ready = false;
-  for (let i = 0; i < 600 && !ready; i++) {
-    try { ready = (await fetch(`${url}readyz`)).ok; } catch { /* not up yet */ }
-    if (!ready) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(srv.exitCode, null, `groupcoord serve exited: ${stderr}`);
-  }
-  assert.ok(ready, `groupcoord serve not ready within 60 s: ${stderr}`);
+  const { url } = await startGroupcoord(t, port, ['--demo', ...QUICK_STREAMS]);
   const page = await open(`${url}?live`);
   const grp = '#live-groups [data-group=demo-app]';
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'

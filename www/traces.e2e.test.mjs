@@ -1,44 +1,12 @@
 // End-to-end tests of traces in and out (trace.js), the scenario editor (editor.js), a real
 // server's recorded history replayed in the explorer, and the side-by-side metrics.
 // Run from www/: node --test traces.e2e.test.mjs   (needs www/pkg and target/debug/groupcoord)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from './serve.mjs';
+import { readFile } from 'node:fs/promises';
+import { OUT, QUICK_STREAMS, base, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
-const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let server, browser, base;
-const errors = [];
-
-before(async () => {
-  await mkdir(OUT, { recursive: true });
-  server = await startServer(0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-  assert.deepEqual(errors, [], 'no page errors');
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
-  return page;
-}
+useBrowser({ console: false, responses: false, acceptDownloads: true, checkErrorsAfter: true });
 
 /** Waits until the run is at `t` and the worker idle. */
 async function seek(page, t) {
@@ -163,17 +131,8 @@ test('scenario editor: add, edit, reorder and delete timed actions by keyboard; 
 });
 
 test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/groups/demo-app/trace, replayed with time travel', async (t) => {
-  const bin = process.env.GROUPCOORD_BIN ?? fileURLToPath(new URL('../target/debug/groupcoord', import.meta.url));
-  const dir = await mkdtemp(join(tmpdir(), 'groupcoord-e2e-trace-'));
   const port = Number(process.env.E2E_TRACE_PORT ?? 19520);
-  const srv = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--http', `127.0.0.1:${port + 1}`, '--data-dir', join(dir, 'data'),
-    '--www', fileURLToPath(new URL('.', import.meta.url)), '--demo',
-    '--set', 'group.streams.heartbeat.interval.ms=1000', '--set', 'group.streams.min.heartbeat.interval.ms=1000', '--set', 'group.streams.initial.rebalance.delay.ms=0'],
-  { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  srv.stderr.on('data', (d) => { stderr += d; });
-  t.after(async () => { srv.kill('SIGTERM'); await rm(dir, { recursive: true, force: true }); });
-  const url = `http://127.0.0.1:${port + 1}/`;
+  const { url, alive, stderr } = await startGroupcoord(t, port, ['--demo', ...QUICK_STREAMS]);
   // Wait until the demo group is Stable with its three members (its records are in the log).
   let live;
   for (let i = 0; i < 600; i++) {
@@ -182,9 +141,9 @@ test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/
       if (g?.view?.state === 'Stable' && g.view.members.length === 3) { live = g.view; break; }
     } catch { /* not up yet */ }
     await new Promise((r) => setTimeout(r, 100));
-    assert.equal(srv.exitCode, null, `groupcoord serve exited: ${stderr}`);
+    alive();
   }
-  assert.ok(live, `demo-app not Stable within 60 s: ${stderr}`);
+  assert.ok(live, `demo-app not Stable within 60 s: ${stderr()}`);
   let tr = await (await fetch(`${url}api/groups/demo-app/trace`)).json();
   assert.equal(tr.format, 'groupcoord-trace');
   assert.equal(tr.source, 'server');
