@@ -201,7 +201,7 @@ fn other_group(
             view: Some(v),
         }));
     }
-    let v = view::classic_group_view(coord, group_id)?;
+    let v = crate::sim::classic_group_view(coord, group_id)?;
     Some(Some(LiveGroup {
         group_id: group_id.to_string(),
         group_state: v.state.clone(),
