@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './serve.mjs';
+import { startConsumer } from './e2e-kafka.mjs';
 import { OUT, QUICK_STREAMS, base, browser, errors, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
 // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
@@ -252,6 +253,43 @@ test('live mode against a real `groupcoord serve --demo`: the real member states
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-detail]`).textContent.includes('StreamsGroupHeartbeat'), grp);
   assert.match(await page.textContent(`${grp} [data-testid=live-detail]`), /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'the request bytes');
   await page.screenshot({ path: `${OUT}10-live-real-server.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('live mode: a KIP-848 consumer group built over the wire, its ConsumerGroupHeartbeat exchanges in the swimlanes', async (t) => {
+  const port = Number(process.env.E2E_LIVE_PORT ?? 19610) + 2;
+  const { url } = await startGroupcoord(t, port, ['--topic', 'orders:6']);
+  const page = await open(`${url}?live`); // someone looks: the server records the exchanges
+  const consumers = ['c-1', 'c-2'].map((memberId) => startConsumer({ port, group: 'e2e-consumers', memberId, topics: ['orders'] }));
+  t.after(() => Promise.all(consumers.map((c) => c.stop())));
+  const grp = '#live-groups [data-group=e2e-consumers]';
+  // Both members reconcile to three partitions each (the second join makes c-1 revoke three).
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
+    && document.querySelectorAll(`${sel} [data-testid=member-card]`).length === 2, grp, { timeout: 30000 });
+  for (const c of consumers) assert.ok(c.state.answers.every((a) => a.error === 0), JSON.stringify(c.state.answers.map((a) => [a.error, a.message])));
+  assert.match(await page.textContent(`${grp} .lanes-note`), /real ConsumerGroupHeartbeat exchanges/);
+  await page.waitForFunction((sel) => Number(document.querySelector(`${sel} [data-testid=live-lanes]`).dataset.count) >= 6, grp);
+  const lanes = await page.evaluate((sel) => {
+    const l = document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes;
+    return { apis: [...new Set(l.hits.map((h) => h.m.api))], members: [...new Set(l.hits.map((h) => h.m.member_id))].sort() };
+  }, grp);
+  assert.deepEqual(lanes.apis, ['ConsumerGroupHeartbeat']);
+  assert.deepEqual(lanes.members, ['c-1', 'c-2']);
+  // Click one: the request and the answer as JSON, and the bytes.
+  await page.$eval(`${grp} [data-testid=live-lanes]`, (el) => el.scrollIntoView());
+  await page.waitForTimeout(300);
+  const hit = await page.evaluate((sel) => {
+    const h = document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes.hits.find((q) => q.m.fate === 'delivered' && q.m.response?.assignment);
+    return h && { x: h.x, y: h.y };
+  }, grp);
+  assert.ok(hit, 'a heartbeat with an assignment is drawn');
+  await page.click(`${grp} [data-testid=live-lanes] canvas`, { position: hit });
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-detail]`).textContent.includes('ConsumerGroupHeartbeat'), grp);
+  const detail = await page.textContent(`${grp} [data-testid=live-detail]`);
+  assert.match(detail, /member_epoch/);
+  assert.match(detail, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'the request bytes');
+  await page.$eval(grp, (el) => el.scrollIntoView());
+  await page.screenshot({ path: `${OUT}10b-live-consumer-group.png`, fullPage: true });
   assert.deepEqual(errors, []);
 });
 

@@ -6,6 +6,7 @@
 //! and then only for the groups that changed since the last time: with 100,000 groups and nobody
 //! watching, a state change costs the view one set insertion.
 
+mod exchange;
 pub mod history;
 pub mod http;
 pub mod metrics;
