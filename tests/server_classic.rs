@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{http_get, s, temp_dir};
+use common::{http_get, live_group, s, temp_dir};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -192,15 +192,7 @@ async fn live_view_and_history_show_a_classic_group() {
     assert_eq!(sr.error_code, NONE);
     assert_eq!(heartbeat(&mut c, 4, &id, j.generation_id).await, NONE);
 
-    let body = http_get(http, "/api/groups").await;
-    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
-    let g = json["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["group_id"] == GROUP)
-        .unwrap_or_else(|| panic!("{GROUP} in {body}"))
-        .clone();
+    let g = live_group(http, GROUP).await;
     assert_eq!(g["group_type"], "classic");
     let v = &g["view"];
     assert_eq!(

@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{http_get, s, temp_dir};
+use common::{http_get, live_group, s, temp_dir};
 
 use std::path::PathBuf;
 
@@ -260,15 +260,7 @@ async fn live_view_shows_a_consumer_group() {
     let r2 = c2.call(1, &join_request("m2")).await.expect("join");
     assert_eq!((r2.error_code, r2.member_epoch), (NONE, 3));
 
-    let body = http_get(http, "/api/groups").await;
-    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
-    let g = json["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["group_id"] == GROUP)
-        .unwrap_or_else(|| panic!("{GROUP} in {body}"))
-        .clone();
+    let g = live_group(http, GROUP).await;
     assert_eq!(g["group_type"], "consumer");
     assert_eq!(g["member_count"], 2);
     let v = &g["view"];

@@ -41,3 +41,16 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     let text = String::from_utf8_lossy(&out).into_owned();
     text.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
 }
+
+/// The entry of `group` in the web view's `GET /api/groups`.
+pub async fn live_group(addr: std::net::SocketAddr, group: &str) -> serde_json::Value {
+    let body = http_get(addr, "/api/groups").await;
+    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
+    json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group_id"] == group)
+        .unwrap_or_else(|| panic!("{group} in {body}"))
+        .clone()
+}
