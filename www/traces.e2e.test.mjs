@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { startConsumer } from './e2e-kafka.mjs';
 import { OUT, QUICK_STREAMS, base, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
 useBrowser({ console: false, responses: false, acceptDownloads: true, checkErrorsAfter: true });
@@ -205,6 +206,42 @@ test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/
   await page.evaluate(() => window.explorer.act({ action: 'restart_coordinator' }));
   await page.waitForFunction(() => document.querySelector('#toast').textContent.includes('recorded trace'));
   await page.screenshot({ path: `${OUT}traces-03-server.png` });
+  await page.close();
+});
+
+test('a real KIP-848 consumer group\'s log (built over the wire) replayed in the explorer: members, partitions and epochs at the end', async (t) => {
+  const port = Number(process.env.E2E_TRACE_PORT ?? 19520) + 2;
+  const { url } = await startGroupcoord(t, port, ['--topic', 'orders:6']);
+  // c-2 joins after c-1 has its partitions (at a later record time).
+  const consumers = [startConsumer({ port, group: 'e2e-consumers', memberId: 'c-1', topics: ['orders'] })];
+  t.after(() => Promise.all(consumers.map((c) => c.stop())));
+  await consumers[0].ready;
+  await new Promise((r) => setTimeout(r, 50));
+  consumers.push(startConsumer({ port, group: 'e2e-consumers', memberId: 'c-2', topics: ['orders'] }));
+  // Until both own three partitions at the group epoch (what the log then holds).
+  let live;
+  for (let i = 0; i < 300 && !live; i++) {
+    const g = (await (await fetch(`${url}api/groups`)).json()).groups.find((x) => x.group_id === 'e2e-consumers');
+    if (g?.view?.state === 'Stable' && g.view.members.length === 2 && g.view.members.every((m) => m.active.length === 3)) live = g.view;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(live, 'the consumer group is Stable with two members');
+  const page = await open(`${url}?trace=/api/groups/e2e-consumers/trace`);
+  await page.waitForFunction(() => window.explorer.driver.constructor.name === 'RecordDriver', null, { timeout: 20000 });
+  const span = await page.evaluate(() => window.explorer.driver.maxTime);
+  await seek(page, span);
+  const end = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
+  assert.equal(end.group_type, 'consumer');
+  assert.equal(end.group_epoch, live.group_epoch);
+  assert.deepEqual(end.members.map((m) => [m.member_id, m.active]).sort(), live.members.map((m) => [m.member_id, m.active]).sort());
+  assert.equal(await page.$$eval('[data-testid=member-card]', (e) => e.length), 2);
+  assert.equal(await page.textContent('[data-testid=group-state]'), 'Stable');
+  // Before the second member's records: one member with all six partitions.
+  await seek(page, 0);
+  const first = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
+  assert.deepEqual(first.members.map((m) => m.active.length), [6]);
+  await seek(page, span);
+  await page.screenshot({ path: `${OUT}traces-05-consumer-group.png`, fullPage: true });
   await page.close();
 });
 
