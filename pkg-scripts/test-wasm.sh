@@ -2,7 +2,7 @@
 # wasm tests: `wasm-pack test --headless --chrome` (every test target built for wasm32; the
 # browser tests are tests/wasm_browser.rs, the native-only files compile to nothing), the npm
 # package www/pkg imported from Node (www/pkg.test.mjs), then the Playwright e2e test of the
-# explorer (www/e2e.test.mjs; screenshots in test-output/). Fails when the module is over its
+# explorer (www/*e2e.test.mjs; screenshots in test-output/). Fails when the module is over its
 # gzip budget (pkg-scripts/check-wasm-size.sh).
 # Installs what is missing (chromium, chromium-driver, wasm32 target, wasm-bindgen-cli, wasm-pack)
 # first; nothing is downloaded from outside the package registries (the system chromedriver is
@@ -42,8 +42,9 @@ wasm-pack test --headless --chrome --chromedriver "$CHROMEDRIVER"
 # The npm package, imported from Node.
 node --test www/pkg.test.mjs
 
-# Playwright e2e against the page; the live-mode test runs a real `groupcoord serve --demo`
-# (debug build; GROUPCOORD_BIN overrides, E2E_LIVE_PORT picks its two ports, default 19610-19611).
+# Playwright e2e against the page (shared setup: www/e2e-harness.mjs); the live-mode tests run a
+# real `groupcoord serve` (debug build; GROUPCOORD_BIN overrides): E2E_LIVE_PORT picks their ports
+# (default 19610-19613), E2E_TRACE_PORT the trace tests' (default 19520-19523).
 cargo build --bin groupcoord
 (cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs traces.e2e.test.mjs draft.e2e.test.mjs breakit.e2e.test.mjs)
 echo "test-wasm: all wasm browser tests and e2e tests passed"

@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{s, temp_dir};
+use common::{http_get, live_group, s, temp_dir};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -160,6 +160,105 @@ async fn fetch_offset(c: &mut Client) -> i64 {
     let resp = c.call(7, &r).await.expect("offset fetch");
     assert_eq!(resp.error_code, NONE);
     resp.topics[0].partitions[0].committed_offset
+}
+
+/// The live view shows a classic group from the coordinator (the partitions the leader's
+/// SyncGroup assigned each member) and its swimlanes the real exchanges: the MEMBER_ID_REQUIRED
+/// round trip, the JoinGroup answered when the join phase ends (a deferred answer: its answer
+/// time is later than its request's), SyncGroup, Heartbeat and LeaveGroup.
+#[tokio::test]
+async fn live_view_and_history_show_a_classic_group() {
+    let dir = temp_dir("classic-live");
+    let mut o = options(dir.clone());
+    o.http = Some("127.0.0.1:0".parse().unwrap());
+    let server = start(o).await.expect("server starts");
+    let http = server.http_addr.unwrap();
+    http_get(http, "/api/groups").await; // someone looks: the history records
+    let mut c = connect(&server, "consumer-a").await;
+    let id = get_member_id(&mut c, 9).await;
+    let j = join(&mut c, &id, 9).await;
+    assert_eq!((j.error_code, j.leader.as_str()), (NONE, id.as_str()));
+    // ConsumerProtocolAssignment v0: t-0 and t-1, null user data.
+    const ASSIGNMENT: &[u8] =
+        b"\x00\x00\x00\x00\x00\x01\x00\x01t\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\xff\xff\xff\xff";
+    let sr = sync(
+        &mut c,
+        5,
+        &id,
+        j.generation_id,
+        vec![(id.clone(), ASSIGNMENT)],
+    )
+    .await;
+    assert_eq!(sr.error_code, NONE);
+    assert_eq!(heartbeat(&mut c, 4, &id, j.generation_id).await, NONE);
+
+    let g = live_group(http, GROUP).await;
+    assert_eq!(g["group_type"], "classic");
+    let v = &g["view"];
+    assert_eq!(
+        (v["state"].as_str(), v["group_epoch"].as_i64()),
+        (Some("Stable"), Some(1))
+    );
+    assert_eq!(v["members"][0]["member_id"], id.as_str());
+    assert_eq!(v["members"][0]["active"], serde_json::json!(["t-0", "t-1"]));
+    assert_eq!(v["classic"]["leader"], id.as_str());
+    assert_eq!(
+        v["classic"]["owned_by_nobody"],
+        serde_json::json!(["t-2", "t-3", "t-4", "t-5"])
+    );
+
+    assert_eq!(leave(&mut c, 5, &id).await.error_code, NONE);
+    let body = http_get(http, &format!("/api/history?group={GROUP}")).await;
+    let page: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let messages = page["messages"].as_array().expect("messages");
+    let apis: Vec<&str> = messages
+        .iter()
+        .map(|m| m["api"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        apis,
+        [
+            "JoinGroup",
+            "JoinGroup",
+            "SyncGroup",
+            "Heartbeat",
+            "LeaveGroup"
+        ],
+        "{body}"
+    );
+    for m in messages {
+        assert_eq!(m["member_id"], id.as_str(), "{m}");
+        assert_eq!(m["fate"], "delivered", "{m}");
+        assert!(!m["request_hex"].as_str().unwrap().is_empty(), "{m}");
+        assert!(m["response_hex"].as_str().is_some(), "{m}");
+    }
+    assert!(
+        messages[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("MEMBER_ID_REQUIRED")),
+        "{}",
+        messages[0]
+    );
+    // The join waited for the initial rebalance delay (300 ms): answered later.
+    let (sent, received) = (
+        messages[1]["sent_ms"].as_i64().unwrap(),
+        messages[1]["received_ms"].as_i64().unwrap(),
+    );
+    assert!(received >= sent + 250, "sent {sent}, answered {received}");
+    assert_eq!(messages[1]["response"]["generation_id"], 1);
+    assert_eq!(messages[1]["request"]["protocols"][0]["name"], "range");
+    assert_eq!(
+        messages[2]["request"]["assignments"][0][1]
+            .as_array()
+            .map(|b| b.len()),
+        Some(ASSIGNMENT.len())
+    );
+    assert!(
+        messages.iter().skip(1).all(|m| m["error"].is_null()),
+        "{body}"
+    );
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Two members join concurrently on two connections (v9 and v5, non-flexible), both answers

@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{s, temp_dir};
+use common::{http_get, live_group, s, temp_dir};
 
 use std::path::PathBuf;
 
@@ -242,18 +242,6 @@ async fn consumer_group_join_revoke_assign_commit_describe_and_restart() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// GET `path` from the web view; the body.
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).await.unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    text.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
-}
-
 /// The web UI's live view shows a real consumer group as the explorer shows a simulated one:
 /// the coordinator's member states, epochs, assigned and target partitions by topic name, and
 /// session deadlines (it listed streams groups only before).
@@ -272,15 +260,7 @@ async fn live_view_shows_a_consumer_group() {
     let r2 = c2.call(1, &join_request("m2")).await.expect("join");
     assert_eq!((r2.error_code, r2.member_epoch), (NONE, 3));
 
-    let body = http_get(http, "/api/groups").await;
-    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
-    let g = json["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["group_id"] == GROUP)
-        .unwrap_or_else(|| panic!("{GROUP} in {body}"))
-        .clone();
+    let g = live_group(http, GROUP).await;
     assert_eq!(g["group_type"], "consumer");
     assert_eq!(g["member_count"], 2);
     let v = &g["view"];
@@ -318,6 +298,67 @@ async fn live_view_shows_a_consumer_group() {
         assert!(m["session_deadline_ms"].as_i64().is_some(), "{m}");
     }
     server.shutdown().await;
+}
+
+/// The live view's swimlanes show a consumer group's real ConsumerGroupHeartbeat exchanges
+/// (`/api/history`, recorded once someone looks): each member's requests and the answers, as
+/// JSON in the simulation's shape and as wire bytes, and the records they wrote.
+#[tokio::test]
+async fn history_shows_a_consumer_groups_heartbeats() {
+    let dir = temp_dir("server-consumer-history");
+    let mut o = options(dir.clone());
+    o.http = Some("127.0.0.1:0".parse().unwrap());
+    let server = start(o).await.expect("server starts");
+    let http = server.http_addr.unwrap();
+    // Someone looks: the history records from now on.
+    http_get(http, "/api/groups").await;
+    let mut c1 = connect(&server, "c1").await;
+    let mut c2 = connect(&server, "c2").await;
+    let r1 = c1.call(1, &join_request("m1")).await.expect("join");
+    assert_eq!(partitions(&r1), [0, 1, 2, 3]);
+    let r2 = c2.call(1, &join_request("m2")).await.expect("join");
+    assert_eq!(r2.error_code, NONE);
+    // m1 at a stale epoch: an error the lanes name.
+    let mut stale = join_request("m1");
+    stale.member_epoch = 99;
+    let r3 = c1.call(1, &stale).await.expect("heartbeat");
+    assert_ne!(r3.error_code, NONE);
+
+    let body = http_get(http, &format!("/api/history?group={GROUP}")).await;
+    let page: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let messages = page["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3, "{body}");
+    for m in messages {
+        assert_eq!(m["api"], "ConsumerGroupHeartbeat", "{m}");
+        assert_eq!(m["api_version"], 1);
+        assert_eq!(m["fate"], "delivered");
+        assert!(m["request_hex"].as_str().unwrap().len() > 20, "{m}");
+        assert!(m["response_hex"].as_str().unwrap().len() > 10, "{m}");
+        assert_eq!(m["request"]["group_id"], GROUP);
+    }
+    let members: Vec<&str> = messages
+        .iter()
+        .map(|m| m["member_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["m1", "m2", "m1"]);
+    assert_eq!(messages[0]["response"]["member_epoch"], r1.member_epoch);
+    assert_eq!(
+        messages[0]["request"]["subscribed_topic_names"],
+        serde_json::json!(["t"])
+    );
+    assert!(messages[0]["error"].is_null());
+    let error = messages[2]["error"].as_str().expect("an error");
+    assert!(error.starts_with("FENCED_MEMBER_EPOCH"), "{error}");
+    // The records the joins wrote, caused by them.
+    let records = page["records"].as_array().expect("records");
+    assert!(
+        records
+            .iter()
+            .any(|r| r["cause"] == "ConsumerGroupHeartbeat"),
+        "{body}"
+    );
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// One IncrementalAlterConfigs on the group: `value` None deletes the key. Returns the

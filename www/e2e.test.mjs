@@ -1,46 +1,15 @@
 // End-to-end test of the explorer in headless Chromium (playwright-core, no browser download).
 // Run from www/: node --test e2e.test.mjs   (needs www/pkg: pkg-scripts/build-wasm.sh)
 // Screenshots go to ../test-output/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startServer } from './serve.mjs';
+import { startConsumer } from './e2e-kafka.mjs';
+import { OUT, QUICK_STREAMS, base, browser, errors, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
-const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let server, browser, base;
-const errors = [];
-
-before(async () => {
-  await mkdir(OUT, { recursive: true });
-  server = await startServer(0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`); });
-  // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
-  page.on('response', (r) => { if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith('/api/')) errors.push(`HTTP ${r.status()} ${r.url()}`); });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
-  return page;
-}
+// A 404 is an error except for the live-mode endpoints, which are absent on a static server.
+useBrowser({ ignoreLoadFailures: true, responses: (url) => !new URL(url).pathname.startsWith('/api/') });
 
 const groupState = (page) => page.textContent('[data-testid=group-state]');
 const now = (page) => page.evaluate(() => window.explorer.driver.now);
@@ -253,24 +222,8 @@ test('live mode renders the server\'s view models from /api/groups and /api/even
 });
 
 test('live mode against a real `groupcoord serve --demo`: the real member states, chart, swimlanes and record log', async (t) => {
-  const bin = process.env.GROUPCOORD_BIN ?? fileURLToPath(new URL('../target/debug/groupcoord', import.meta.url));
-  const dir = await mkdtemp(join(tmpdir(), 'groupcoord-e2e-'));
   const port = Number(process.env.E2E_LIVE_PORT ?? 19610);
-  const srv = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--http', `127.0.0.1:${port + 1}`, '--data-dir', join(dir, 'data'),
-    '--www', fileURLToPath(new URL('.', import.meta.url)), '--demo',
-    '--set', 'group.streams.heartbeat.interval.ms=1000', '--set', 'group.streams.min.heartbeat.interval.ms=1000', '--set', 'group.streams.initial.rebalance.delay.ms=0'],
-  { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  srv.stderr.on('data', (d) => { stderr += d; });
-  t.after(async () => { srv.kill('SIGTERM'); await rm(dir, { recursive: true, force: true }); });
-  const url = `http://127.0.0.1:${port + 1}/`;
-  let ready = false;
-  for (let i = 0; i < 600 && !ready; i++) {
-    try { ready = (await fetch(`${url}readyz`)).ok; } catch { /* not up yet */ }
-    if (!ready) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(srv.exitCode, null, `groupcoord serve exited: ${stderr}`);
-  }
-  assert.ok(ready, `groupcoord serve not ready within 60 s: ${stderr}`);
+  const { url } = await startGroupcoord(t, port, ['--demo', ...QUICK_STREAMS]);
   const page = await open(`${url}?live`);
   const grp = '#live-groups [data-group=demo-app]';
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
@@ -300,6 +253,43 @@ test('live mode against a real `groupcoord serve --demo`: the real member states
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-detail]`).textContent.includes('StreamsGroupHeartbeat'), grp);
   assert.match(await page.textContent(`${grp} [data-testid=live-detail]`), /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'the request bytes');
   await page.screenshot({ path: `${OUT}10-live-real-server.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('live mode: a KIP-848 consumer group built over the wire, its ConsumerGroupHeartbeat exchanges in the swimlanes', async (t) => {
+  const port = Number(process.env.E2E_LIVE_PORT ?? 19610) + 2;
+  const { url } = await startGroupcoord(t, port, ['--topic', 'orders:6']);
+  const page = await open(`${url}?live`); // someone looks: the server records the exchanges
+  const consumers = ['c-1', 'c-2'].map((memberId) => startConsumer({ port, group: 'e2e-consumers', memberId, topics: ['orders'] }));
+  t.after(() => Promise.all(consumers.map((c) => c.stop())));
+  const grp = '#live-groups [data-group=e2e-consumers]';
+  // Both members reconcile to three partitions each (the second join makes c-1 revoke three).
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
+    && document.querySelectorAll(`${sel} [data-testid=member-card]`).length === 2, grp, { timeout: 30000 });
+  for (const c of consumers) assert.ok(c.state.answers.every((a) => a.error === 0), JSON.stringify(c.state.answers.map((a) => [a.error, a.message])));
+  assert.match(await page.textContent(`${grp} .lanes-note`), /real ConsumerGroupHeartbeat exchanges/);
+  await page.waitForFunction((sel) => Number(document.querySelector(`${sel} [data-testid=live-lanes]`).dataset.count) >= 6, grp);
+  const lanes = await page.evaluate((sel) => {
+    const l = document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes;
+    return { apis: [...new Set(l.hits.map((h) => h.m.api))], members: [...new Set(l.hits.map((h) => h.m.member_id))].sort() };
+  }, grp);
+  assert.deepEqual(lanes.apis, ['ConsumerGroupHeartbeat']);
+  assert.deepEqual(lanes.members, ['c-1', 'c-2']);
+  // Click one: the request and the answer as JSON, and the bytes.
+  await page.$eval(`${grp} [data-testid=live-lanes]`, (el) => el.scrollIntoView());
+  await page.waitForTimeout(300);
+  const hit = await page.evaluate((sel) => {
+    const h = document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes.hits.find((q) => q.m.fate === 'delivered' && q.m.response?.assignment);
+    return h && { x: h.x, y: h.y };
+  }, grp);
+  assert.ok(hit, 'a heartbeat with an assignment is drawn');
+  await page.click(`${grp} [data-testid=live-lanes] canvas`, { position: hit });
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-detail]`).textContent.includes('ConsumerGroupHeartbeat'), grp);
+  const detail = await page.textContent(`${grp} [data-testid=live-detail]`);
+  assert.match(detail, /member_epoch/);
+  assert.match(detail, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'the request bytes');
+  await page.$eval(grp, (el) => el.scrollIntoView());
+  await page.screenshot({ path: `${OUT}10b-live-consumer-group.png`, fullPage: true });
   assert.deepEqual(errors, []);
 });
 

@@ -1,8 +1,9 @@
 // Live mode: the real groups of a `groupcoord serve --http` server, with the components of the
 // simulation view. GET /api/groups and the SSE stream GET /api/events carry each group's view
 // model (`view`: the same GroupView the simulation emits, built from the coordinator's real
-// state); GET /api/history?group=G&after_msg=N&after_rec=M gives the server's recent
-// StreamsGroupHeartbeat exchanges and records (the swimlanes, the epoch chart and the record log).
+// state); GET /api/history?group=G&after_msg=N&after_rec=M gives the server's recent group
+// exchanges (StreamsGroupHeartbeat, ConsumerGroupHeartbeat, or the classic JoinGroup, SyncGroup,
+// Heartbeat and LeaveGroup) and records (the swimlanes, the epoch chart and the record log).
 // Server times are wall-clock ms; they are shown relative to when the page first saw the server
 // record. Degrades to a message when the API is absent (a static server).
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, esc, naturallyOrdered, renderHeader, renderMessageDetail, renderRecordDetail } from './views.js';
@@ -10,6 +11,12 @@ import { GhostCards, announce, ghostMembers } from './history.js';
 import { isClassic, renderClassicHeader } from './classic.js';
 
 const WINDOW_MS = 30000;
+/** What the server records of each group type's exchanges (the swimlanes). */
+const EXCHANGES = {
+  streams: 'StreamsGroupHeartbeat',
+  consumer: 'ConsumerGroupHeartbeat',
+  classic: 'JoinGroup, SyncGroup, Heartbeat and LeaveGroup',
+};
 const TIME_FIELDS = ['session_deadline_ms', 'rebalance_deadline_ms', 'next_heartbeat_ms'];
 
 /** `groupcoord serve --http` sends `{seq, time_ms, topics, groups: [{group_id, group_state,
@@ -43,7 +50,7 @@ export function startLive(container, statusEl) {
       <div class="panel"><h3>Members</h3><div class="cards"></div><div class="ghosts" hidden></div></div>
       <div class="panel"><h3 data-term="target-assignment">Assignment: current vs target</h3><div class="grid-wrap"></div></div>
       <div class="live-row">
-        <div class="panel"><h3 data-term="heartbeat">Heartbeats <small class="lanes-note">the server's real StreamsGroupHeartbeat exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes</small></h3><div class="lanes-wrap" data-testid="live-lanes"></div></div>
+        <div class="panel"><h3 data-term="heartbeat">Heartbeats <small class="lanes-note"></small></h3><div class="lanes-wrap" data-testid="live-lanes"></div></div>
         <div class="panel detail" data-testid="live-detail"></div>
       </div>
       <div class="panel"><h3>Coordinator records</h3><div class="records-wrap" data-testid="live-records"></div></div>`;
@@ -67,10 +74,9 @@ export function startLive(container, statusEl) {
     const g = naturallyOrdered(v.g, v.sortCache ??= {});
     v.order = new Map(g.members.map((m, i) => [m.member_id, i]));
     if (isClassic(g)) renderClassicHeader(v.hdr, g); else renderHeader(v.hdr, g);
-    if (g.group_type !== 'streams' && !v.noted) {
-      // The server keeps the exchanges of StreamsGroupHeartbeat only; other groups show their records.
-      v.noted = true;
-      v.el.querySelector('.lanes-note').textContent = `the server records StreamsGroupHeartbeat exchanges only; this ${g.group_type} group's changes are its coordinator records below`;
+    if (v.noted !== g.group_type) {
+      v.noted = g.group_type;
+      v.el.querySelector('.lanes-note').textContent = `the server's real ${EXCHANGES[g.group_type] ?? 'group'} exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes`;
     }
     v.cards.update(g, now, v.order);
     v.grid.update(g, v.order);
@@ -108,7 +114,7 @@ export function startLive(container, statusEl) {
     const groups = all.filter((d) => d.view);
     const rest = all.filter((d) => !d.view);
     others.textContent = rest.length ? `Other groups (not shown here): ${rest.map((d) => `${d.group_id} (${d.group_type ?? 'unknown'}, ${d.group_state})`).join(', ')}` : '';
-    if (!groups.length && !container.querySelector('p.hint')) container.innerHTML = '<p class="hint">The server has no streams groups yet.</p>';
+    if (!groups.length && !container.querySelector('p.hint')) container.innerHTML = '<p class="hint">The server has no groups yet.</p>';
     const seen = new Set();
     for (const d of groups) {
       seen.add(d.group_id);

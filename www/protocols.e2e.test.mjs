@@ -1,42 +1,11 @@
 // End-to-end test of protocols.html (one workload, every protocol) in headless Chromium.
 // Run from www/: node --test protocols.e2e.test.mjs   (needs www/pkg: pkg-scripts/build-wasm.sh)
 // Screenshots go to ../test-output/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from './serve.mjs';
+import { OUT, base, errors, open, useBrowser } from './e2e-harness.mjs';
 
-const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let server, browser, base;
-const errors = [];
-
-before(async () => {
-  await mkdir(OUT, { recursive: true });
-  server = await startServer(0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-  page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
-  return page;
-}
+useBrowser({ height: 1000, readyTimeout: 60000 });
 
 const result = (page) => page.evaluate(() => ({
   hashes: window.protocols.runs.map((r) => r.hash),

@@ -85,7 +85,7 @@ export function parseTrace(text) {
       if (typeof r.key !== 'string' || !r.key || !HEX.test(r.key)) throw new Error(`records[${i}].key must be hex bytes`);
       if (typeof r.value !== 'string' || !HEX.test(r.value)) throw new Error(`records[${i}].value must be hex bytes ("" for a tombstone)`);
       if (i && r.at_ms < records[i - 1].at_ms) throw new Error(`records[${i}] is older than the record before it`);
-      if (!isObj(r.record) || typeof r.record.type !== 'string' || (r.record.value != null && !isObj(r.record.value))) throw new Error(`records[${i}].record must be the record as JSON ({type, value, …})`);
+      if (!isObj(r.record) || typeof r.record.type !== 'string' || (r.record.value != null && typeof r.record.value !== 'object')) throw new Error(`records[${i}].record must be the record as JSON ({type, value, …})`);
     });
     return { ...t, records, messages };
   }
@@ -113,6 +113,9 @@ export class RecordDriver {
     this.spec = { name: `trace of ${trace.group_id}`, description: 'a server\'s recorded history', seed: 0, group_id: trace.group_id, topics: trace.topics, topology: { subtopologies: [] }, processes: [], configs: trace.configs ?? {}, group_type: 'streams', recorded: true };
     this.presetName = null; this.actions = []; this.applied = 0; this.messages = []; this.ownership = []; this.phases = [];
     this.maxTime = this.times[this.times.length - 1]; this.resetCount = 0; this.busy = false; this.workerMs = 0;
+    // The group's type (streams, consumer or classic) is the one its records leave.
+    this.replay.seekTo(rs.length);
+    this.spec.group_type = this.replay.view()?.group_type ?? 'streams';
     this.go(0, true);
   }
 
@@ -127,7 +130,7 @@ export class RecordDriver {
     t = Math.max(0, Math.round(t));
     const n = this.countAt(t), before = reset ? 0 : this.records?.length ?? 0;
     this.replay.seekTo(n);
-    const group = this.replay.view() ?? EMPTY_GROUP(this.spec.group_id);
+    const group = this.replay.view() ?? { ...EMPTY_GROUP(this.spec.group_id), group_type: this.spec.group_type };
     this.records = this.entries.slice(0, n);
     if (reset) this.resetCount++;
     const newRecords = reset ? this.records : this.entries.slice(before, n);

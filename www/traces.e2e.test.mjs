@@ -1,44 +1,13 @@
 // End-to-end tests of traces in and out (trace.js), the scenario editor (editor.js), a real
 // server's recorded history replayed in the explorer, and the side-by-side metrics.
 // Run from www/: node --test traces.e2e.test.mjs   (needs www/pkg and target/debug/groupcoord)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from './serve.mjs';
+import { readFile } from 'node:fs/promises';
+import { startConsumer } from './e2e-kafka.mjs';
+import { OUT, QUICK_STREAMS, base, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
-const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let server, browser, base;
-const errors = [];
-
-before(async () => {
-  await mkdir(OUT, { recursive: true });
-  server = await startServer(0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-  assert.deepEqual(errors, [], 'no page errors');
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 15000 });
-  return page;
-}
+useBrowser({ console: false, responses: false, acceptDownloads: true, checkErrorsAfter: true });
 
 /** Waits until the run is at `t` and the worker idle. */
 async function seek(page, t) {
@@ -163,17 +132,8 @@ test('scenario editor: add, edit, reorder and delete timed actions by keyboard; 
 });
 
 test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/groups/demo-app/trace, replayed with time travel', async (t) => {
-  const bin = process.env.GROUPCOORD_BIN ?? fileURLToPath(new URL('../target/debug/groupcoord', import.meta.url));
-  const dir = await mkdtemp(join(tmpdir(), 'groupcoord-e2e-trace-'));
   const port = Number(process.env.E2E_TRACE_PORT ?? 19520);
-  const srv = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--http', `127.0.0.1:${port + 1}`, '--data-dir', join(dir, 'data'),
-    '--www', fileURLToPath(new URL('.', import.meta.url)), '--demo',
-    '--set', 'group.streams.heartbeat.interval.ms=1000', '--set', 'group.streams.min.heartbeat.interval.ms=1000', '--set', 'group.streams.initial.rebalance.delay.ms=0'],
-  { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  srv.stderr.on('data', (d) => { stderr += d; });
-  t.after(async () => { srv.kill('SIGTERM'); await rm(dir, { recursive: true, force: true }); });
-  const url = `http://127.0.0.1:${port + 1}/`;
+  const { url, alive, stderr } = await startGroupcoord(t, port, ['--demo', ...QUICK_STREAMS]);
   // Wait until the demo group is Stable with its three members (its records are in the log).
   let live;
   for (let i = 0; i < 600; i++) {
@@ -182,9 +142,9 @@ test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/
       if (g?.view?.state === 'Stable' && g.view.members.length === 3) { live = g.view; break; }
     } catch { /* not up yet */ }
     await new Promise((r) => setTimeout(r, 100));
-    assert.equal(srv.exitCode, null, `groupcoord serve exited: ${stderr}`);
+    alive();
   }
-  assert.ok(live, `demo-app not Stable within 60 s: ${stderr}`);
+  assert.ok(live, `demo-app not Stable within 60 s: ${stderr()}`);
   let tr = await (await fetch(`${url}api/groups/demo-app/trace`)).json();
   assert.equal(tr.format, 'groupcoord-trace');
   assert.equal(tr.source, 'server');
@@ -246,6 +206,42 @@ test('a real server\'s log in the explorer: `groupcoord serve --demo`, GET /api/
   await page.evaluate(() => window.explorer.act({ action: 'restart_coordinator' }));
   await page.waitForFunction(() => document.querySelector('#toast').textContent.includes('recorded trace'));
   await page.screenshot({ path: `${OUT}traces-03-server.png` });
+  await page.close();
+});
+
+test('a real KIP-848 consumer group\'s log (built over the wire) replayed in the explorer: members, partitions and epochs at the end', async (t) => {
+  const port = Number(process.env.E2E_TRACE_PORT ?? 19520) + 2;
+  const { url } = await startGroupcoord(t, port, ['--topic', 'orders:6']);
+  // c-2 joins after c-1 has its partitions (at a later record time).
+  const consumers = [startConsumer({ port, group: 'e2e-consumers', memberId: 'c-1', topics: ['orders'] })];
+  t.after(() => Promise.all(consumers.map((c) => c.stop())));
+  await consumers[0].ready;
+  await new Promise((r) => setTimeout(r, 50));
+  consumers.push(startConsumer({ port, group: 'e2e-consumers', memberId: 'c-2', topics: ['orders'] }));
+  // Until both own three partitions at the group epoch (what the log then holds).
+  let live;
+  for (let i = 0; i < 300 && !live; i++) {
+    const g = (await (await fetch(`${url}api/groups`)).json()).groups.find((x) => x.group_id === 'e2e-consumers');
+    if (g?.view?.state === 'Stable' && g.view.members.length === 2 && g.view.members.every((m) => m.active.length === 3)) live = g.view;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(live, 'the consumer group is Stable with two members');
+  const page = await open(`${url}?trace=/api/groups/e2e-consumers/trace`);
+  await page.waitForFunction(() => window.explorer.driver.constructor.name === 'RecordDriver', null, { timeout: 20000 });
+  const span = await page.evaluate(() => window.explorer.driver.maxTime);
+  await seek(page, span);
+  const end = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
+  assert.equal(end.group_type, 'consumer');
+  assert.equal(end.group_epoch, live.group_epoch);
+  assert.deepEqual(end.members.map((m) => [m.member_id, m.active]).sort(), live.members.map((m) => [m.member_id, m.active]).sort());
+  assert.equal(await page.$$eval('[data-testid=member-card]', (e) => e.length), 2);
+  assert.equal(await page.textContent('[data-testid=group-state]'), 'Stable');
+  // Before the second member's records: one member with all six partitions.
+  await seek(page, 0);
+  const first = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
+  assert.deepEqual(first.members.map((m) => m.active.length), [6]);
+  await seek(page, span);
+  await page.screenshot({ path: `${OUT}traces-05-consumer-group.png`, fullPage: true });
   await page.close();
 });
 

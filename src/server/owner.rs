@@ -19,7 +19,6 @@ use crate::coordinator::{AssignmentJob, AssignmentResult};
 use crate::records::Record;
 
 use super::commit::{CommitGone, Committer};
-use super::kafka::Handled;
 use super::kafka::State;
 use super::peer::Peer;
 use super::storage::log::LogEntry;
@@ -339,7 +338,7 @@ impl Owner {
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
                 if let Some(history) = history.as_mut() {
-                    record_exchange(history, now.0, header, req, &h);
+                    history.handled(now.0, header, req, &h);
                 }
                 entries.extend(h.entries);
                 resps.push(h.resp);
@@ -414,6 +413,7 @@ impl Owner {
     /// connection closed are dropped and their tokens forgotten.
     fn route_answers(&mut self, replies: &mut Vec<(oneshot::Sender<Reply>, Reply)>) {
         for (token, resp) in self.state.take_answers() {
+            super::web::history::answered(&self.shared.history, now_ms().0, token, &resp);
             replies.extend(self.parked.answer(token, resp));
         }
         for token in self.parked.drop_closed() {
@@ -465,33 +465,6 @@ fn watched_history(shared: &Shared) -> Option<std::sync::MutexGuard<'_, History>
     let mut h = shared.history.lock().unwrap_or_else(|e| e.into_inner());
     h.recording(now);
     Some(h)
-}
-
-/// Note one handled request in the history: a StreamsGroupHeartbeat exchange, and the records
-/// any request wrote, with the request as their cause.
-fn record_exchange(history: &mut History, now: i64, header: &Header, req: &Req, h: &Handled) {
-    let cause = match req {
-        Req::Heartbeat(r) => {
-            if let Resp::Heartbeat(resp) = &h.resp {
-                history.heartbeat(now, header.api_version, r, resp);
-            }
-            let member = if r.member_id.is_empty() {
-                "(new member)"
-            } else {
-                r.member_id.as_str()
-            };
-            format!("heartbeat {member}")
-        }
-        _ => match kafka_protocol::messages::ApiKey::try_from(header.api_key) {
-            Ok(k) => format!("{k:?}"),
-            Err(_) => format!("api {}", header.api_key),
-        },
-    };
-    for e in &h.entries {
-        if let LogEntry::Records(rs) = e {
-            history.records(now, &cause, rs);
-        }
-    }
 }
 
 /// The group a heartbeat (streams, classic, consumer) is about: its response reflects that

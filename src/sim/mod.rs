@@ -91,6 +91,7 @@ mod break_tests;
 mod classic_client;
 #[cfg(test)]
 mod classic_tests;
+mod classic_view;
 mod client;
 mod config;
 mod consumer_client;
@@ -111,6 +112,7 @@ mod view;
 mod wire;
 
 pub use api::*;
+pub use classic_view::classic_group_view;
 pub use config::SimKnobs;
 pub use consumer_snapshot::consumer_group_view;
 pub use coordinator_view::coordinator_group_view;

@@ -117,12 +117,14 @@ impl WasmRecordReplay {
         Ok(())
     }
 
-    /// The group as the explorer shows it (`GroupView`), or `null` before its first record.
+    /// The group as the explorer shows it (`GroupView`: a streams, KIP-848 consumer or classic
+    /// group), or `null` before its first record.
     #[wasm_bindgen(unchecked_return_type = "GroupView | null")]
     pub fn view(&self) -> Result<JsValue, JsError> {
-        to_js(&crate::sim::coordinator_group_view(
-            &self.coord,
-            &self.group_id,
-        ))
+        let (coord, id) = (&self.coord, self.group_id.as_str());
+        let view = crate::sim::coordinator_group_view(coord, id)
+            .or_else(|| crate::sim::consumer_group_view(coord, id))
+            .or_else(|| crate::sim::classic_group_view(coord, id));
+        to_js(&view)
     }
 }

@@ -29,3 +29,28 @@ pub fn temp_dir(tag: &str) -> std::path::PathBuf {
 pub fn s(x: &str) -> kafka_protocol::protocol::StrBytes {
     kafka_protocol::protocol::StrBytes::from_string(x.to_string())
 }
+
+/// GET `path` from the web view; the body.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+}
+
+/// The entry of `group` in the web view's `GET /api/groups`.
+pub async fn live_group(addr: std::net::SocketAddr, group: &str) -> serde_json::Value {
+    let body = http_get(addr, "/api/groups").await;
+    let json: serde_json::Value = serde_json::from_str(&body).expect("json");
+    json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group_id"] == group)
+        .unwrap_or_else(|| panic!("{group} in {body}"))
+        .clone()
+}

@@ -1,6 +1,9 @@
 //! Recent requests and records per group, for the live view's swimlanes and record log: the
 //! same [`MessageLogEntry`] and [`RecordLogEntry`] shapes the simulation gives the explorer,
-//! taken from the server's real StreamsGroupHeartbeat exchanges and the records it wrote.
+//! taken from the server's real group exchanges (StreamsGroupHeartbeat, ConsumerGroupHeartbeat,
+//! and the classic JoinGroup, SyncGroup, Heartbeat and LeaveGroup, see [`super::exchange`]) and
+//! the records it wrote. The owner hands it every request it handled ([`History::handled`]) and
+//! every deferred JoinGroup / SyncGroup answer ([`answered`]).
 //!
 //! Kept only while someone is watching (an `/api/...` request in the last [`WATCH_MS`]): an
 //! unwatched server pays a clock read and an atomic load per batch. Bounded: [`PER_GROUP`] messages and
@@ -11,9 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::Relaxed};
 
 use serde::Serialize;
 
-use crate::ErrorCode;
-use crate::protocol::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
+use super::exchange::{Exchange, Request, Response};
+use crate::coordinator::classic::RequestToken;
 use crate::records::Record;
+use crate::server::kafka::Handled;
+use crate::server::storage::log::LogEntry;
+use crate::server::wire::{Header, Req, Resp};
 use crate::sim::{MessageLogEntry, RecordLogEntry};
 
 /// Messages (and records) kept per group.
@@ -23,53 +29,6 @@ pub const PER_GROUP: usize = 500;
 pub const MAX_GROUPS: usize = 32;
 /// How long a look at the view keeps the history recording.
 pub const WATCH_MS: i64 = 120_000;
-
-/// One StreamsGroupHeartbeat exchange as the owner answered it.
-#[derive(Debug)]
-struct Exchange {
-    seq: u64,
-    at_ms: i64,
-    version: i16,
-    req: StreamsGroupHeartbeatRequest,
-    resp: StreamsGroupHeartbeatResponse,
-}
-
-impl Exchange {
-    /// The simulation's shape of a message, with the JSON and wire bytes of both sides.
-    fn entry(&self) -> MessageLogEntry {
-        let (req, resp) = (&self.req, &self.resp);
-        let error = (resp.error_code != 0).then(|| {
-            let name = ErrorCode(resp.error_code).name();
-            match &resp.error_message {
-                Some(m) => format!("{name}: {m}"),
-                None => name.to_string(),
-            }
-        });
-        // The member id: the request's, or the one the coordinator answered (a first join).
-        let member_id = if req.member_id.is_empty() {
-            resp.member_id.clone()
-        } else {
-            req.member_id.clone()
-        };
-        MessageLogEntry {
-            seq: self.seq,
-            sent_ms: self.at_ms,
-            received_ms: self.at_ms,
-            member_id,
-            api: "StreamsGroupHeartbeat".to_string(),
-            api_version: self.version,
-            request: serde_json::to_value(req).unwrap_or_default(),
-            response: serde_json::to_value(resp).ok(),
-            request_hex: req
-                .encode(self.version)
-                .map(|b| hex(&b))
-                .unwrap_or_default(),
-            response_hex: resp.encode(self.version).ok().map(|b| hex(&b)),
-            error,
-            fate: "delivered".to_string(),
-        }
-    }
-}
 
 /// One group's recent exchanges and records, oldest first.
 #[derive(Debug, Default)]
@@ -101,6 +60,8 @@ pub struct History {
     msg_seq: u64,
     rec_seq: u64,
     recording_since_ms: i64,
+    /// Deferred JoinGroup / SyncGroup exchanges waiting for their answer: (group, seq).
+    pending: BTreeMap<RequestToken, (String, u64)>,
 }
 
 /// Whether the history records (the owner asks once per batch; the web side extends it).
@@ -131,10 +92,6 @@ impl Watch {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl History {
     fn group(&mut self, group_id: &str, now_ms: i64) -> &mut GroupHistory {
         if !self.groups.contains_key(group_id) && self.groups.len() >= MAX_GROUPS {
@@ -163,30 +120,78 @@ impl History {
     pub fn stop(&mut self) {
         if self.recording_since_ms != 0 {
             self.groups.clear();
+            self.pending.clear();
             self.recording_since_ms = 0;
         }
     }
 
-    /// One StreamsGroupHeartbeat exchange answered at `now_ms`.
-    pub fn heartbeat(
-        &mut self,
-        now_ms: i64,
-        version: i16,
-        req: &StreamsGroupHeartbeatRequest,
-        resp: &StreamsGroupHeartbeatResponse,
-    ) {
-        self.msg_seq += 1;
-        let entry = Exchange {
-            seq: self.msg_seq,
-            at_ms: now_ms,
-            version,
-            req: req.clone(),
-            resp: resp.clone(),
+    /// One request the owner handled at `now_ms`: a group member's exchange (a deferred
+    /// JoinGroup or SyncGroup waits for [`answered`]), and the records it wrote, with the
+    /// request as their cause.
+    pub fn handled(&mut self, now_ms: i64, header: &Header, req: &Req, handled: &Handled) {
+        let cause = match req {
+            Req::Heartbeat(r) => {
+                let member = if r.member_id.is_empty() {
+                    "(new member)"
+                } else {
+                    r.member_id.as_str()
+                };
+                format!("heartbeat {member}")
+            }
+            _ => match kafka_protocol::messages::ApiKey::try_from(header.api_key) {
+                Ok(k) => format!("{k:?}"),
+                Err(_) => format!("api {}", header.api_key),
+            },
         };
-        let h = self.group(&req.group_id, now_ms);
+        if let Some(request) = Request::of(req) {
+            self.exchange(now_ms, header.api_version, request, &handled.resp);
+        }
+        for e in &handled.entries {
+            if let LogEntry::Records(rs) = e {
+                self.records(now_ms, &cause, rs);
+            }
+        }
+    }
+
+    /// An exchange whose request arrived at `now_ms`, answered by `resp`.
+    fn exchange(&mut self, now_ms: i64, version: i16, req: Request, resp: &Resp) {
+        self.msg_seq += 1;
+        let seq = self.msg_seq;
+        let response = Response::of(resp);
+        let group_id = req.group_id().to_string();
+        if let Resp::Deferred(token) = resp {
+            if self.pending.len() >= MAX_GROUPS * PER_GROUP {
+                self.pending.pop_first();
+            }
+            self.pending.insert(*token, (group_id.clone(), seq));
+        }
+        let entry = Exchange {
+            seq,
+            sent_ms: now_ms,
+            received_ms: if response.is_some() { now_ms } else { -1 },
+            version,
+            req,
+            resp: response,
+        };
+        let h = self.group(&group_id, now_ms);
         h.messages.push_back(entry);
         if h.messages.len() > PER_GROUP {
             h.messages.pop_front();
+        }
+    }
+
+    /// The deferred request `token` was answered with `resp` at `now_ms`.
+    fn answer(&mut self, now_ms: i64, token: RequestToken, resp: &Resp) {
+        let Some((group_id, seq)) = self.pending.remove(&token) else {
+            return;
+        };
+        let exchange = self
+            .groups
+            .get_mut(&group_id)
+            .and_then(|h| h.messages.iter_mut().rev().find(|m| m.seq == seq));
+        if let Some(m) = exchange {
+            m.resp = Response::of(resp);
+            m.received_ms = now_ms;
         }
     }
 
@@ -238,6 +243,20 @@ impl History {
     }
 }
 
+/// A deferred JoinGroup or SyncGroup (`token`) was answered with `resp` at `now_ms`: its
+/// exchange in the history gets the answer (nothing happens while nobody watches).
+pub fn answered(
+    history: &std::sync::Mutex<History>,
+    now_ms: i64,
+    token: RequestToken,
+    resp: &Resp,
+) {
+    let mut h = history.lock().unwrap_or_else(|e| e.into_inner());
+    if h.recording_since_ms != 0 {
+        h.answer(now_ms, token, resp);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,12 +270,26 @@ mod tests {
         }
     }
 
+    fn streams(
+        h: &mut History,
+        now: i64,
+        req: StreamsGroupHeartbeatRequest,
+        resp: &StreamsGroupHeartbeatResponse,
+    ) {
+        h.exchange(
+            now,
+            0,
+            Request::Streams(req),
+            &Resp::Heartbeat(resp.clone()),
+        );
+    }
+
     #[test]
     fn history_is_bounded_per_group_and_in_groups() {
         let mut h = History::default();
         let resp = StreamsGroupHeartbeatResponse::default();
         for i in 0..PER_GROUP + 10 {
-            h.heartbeat(i as i64, 0, &hb("g", "m"), &resp);
+            streams(&mut h, i as i64, hb("g", "m"), &resp);
         }
         let p = h.page("g", 0, 0, 0);
         assert_eq!(p.messages.len(), PER_GROUP);
@@ -268,7 +301,7 @@ mod tests {
             1
         );
         for g in 0..MAX_GROUPS + 5 {
-            h.heartbeat(1000 + g as i64, 0, &hb(&format!("g{g}"), "m"), &resp);
+            streams(&mut h, 1000 + g as i64, hb(&format!("g{g}"), "m"), &resp);
         }
         assert_eq!(h.groups.len(), MAX_GROUPS);
         assert!(
@@ -286,7 +319,7 @@ mod tests {
             member_id: "m-new".into(),
             ..Default::default()
         };
-        h.heartbeat(5, 0, &hb("g", ""), &resp);
+        streams(&mut h, 5, hb("g", ""), &resp);
         let m = &h.page("g", 5, 0, 0).messages[0];
         assert_eq!(m.error.as_deref(), Some("UNKNOWN_MEMBER_ID: unknown"));
         assert_eq!(m.member_id, "m-new");

@@ -232,8 +232,9 @@ struct HistoryQuery {
     after_rec: Option<u64>,
 }
 
-/// `GET /api/history?group=G&after_msg=N&after_rec=M`: the group's recent StreamsGroupHeartbeat
-/// exchanges and records after those sequence numbers (see [`super::history`]). Asking keeps
+/// `GET /api/history?group=G&after_msg=N&after_rec=M`: the group's recent exchanges
+/// (StreamsGroupHeartbeat, ConsumerGroupHeartbeat, JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
+/// and records after those sequence numbers (see [`super::history`]). Asking keeps
 /// the history recording.
 async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Response {
     let now = now_ms().0;

@@ -6,6 +6,7 @@
 //! and then only for the groups that changed since the last time: with 100,000 groups and nobody
 //! watching, a state change costs the view one set insertion.
 
+mod exchange;
 pub mod history;
 pub mod http;
 pub mod metrics;
@@ -201,7 +202,7 @@ fn other_group(
             view: Some(v),
         }));
     }
-    let v = view::classic_group_view(coord, group_id)?;
+    let v = crate::sim::classic_group_view(coord, group_id)?;
     Some(Some(LiveGroup {
         group_id: group_id.to_string(),
         group_state: v.state.clone(),
