@@ -79,11 +79,14 @@ fn metadata_over_the_limit_gets_offset_metadata_too_large_per_partition() {
     assert_eq!(out.records.len(), 2);
     let stored = c.offsets("g").expect("offsets of g");
     assert_eq!(
-        stored.keys().cloned().collect::<Vec<_>>(),
-        [("t".to_string(), 1), ("t".to_string(), 2)]
+        stored.iter().map(|(t, p, _)| (t, p)).collect::<Vec<_>>(),
+        [("t", 1), ("t", 2)]
     );
-    assert_eq!(stored[&("t".to_string(), 1)].metadata, at_limit);
-    assert_eq!(stored[&("t".to_string(), 2)].metadata, "");
+    assert_eq!(
+        stored.get("t", 1).map(|v| v.metadata.as_str()),
+        Some(at_limit.as_str())
+    );
+    assert_eq!(stored.get("t", 2).map(|v| v.metadata.as_str()), Some(""));
 }
 
 #[test]

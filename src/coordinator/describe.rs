@@ -307,7 +307,7 @@ impl Coordinator {
                 });
             }
         }
-        for id in self.offsets.keys() {
+        for id in self.offsets.group_ids() {
             if !self.groups.contains(id)
                 && (states_filter.is_empty()
                     || states_filter
@@ -356,11 +356,11 @@ impl Coordinator {
             if code == ErrorCode::NONE {
                 let mut records = Vec::new();
                 if let Some(offsets) = self.offsets.get(id) {
-                    for (topic, partition) in offsets.keys() {
+                    for (topic, partition, _) in offsets.iter() {
                         records.push(Record::OffsetCommit {
                             group_id: id.clone(),
-                            topic: topic.clone(),
-                            partition: *partition,
+                            topic: topic.to_string(),
+                            partition,
                             value: None,
                         });
                     }

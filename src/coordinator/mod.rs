@@ -163,7 +163,6 @@ mod timers;
 use crate::util::map::BTreeMap;
 
 use crate::config::CoordinatorConfig;
-use crate::records::OffsetCommitValue;
 use crate::topology::MetadataImage;
 
 pub use classic::{ClassicReply, Completed, RequestToken};
@@ -174,8 +173,8 @@ pub use draft::{
 };
 pub use group::{GroupState, StreamsGroup, StreamsMember};
 pub use offsets::{
-    FetchedOffset, OffsetCommitInput, OffsetCommitPartition, OffsetCommitResult, OffsetCommitTopic,
-    OffsetFetchInput,
+    FetchedOffset, GroupOffsets, OffsetCommitInput, OffsetCommitPartition, OffsetCommitResult,
+    OffsetCommitTopic, OffsetFetchInput,
 };
 pub use replay::ReplayError;
 pub use target::{AssignmentJob, AssignmentResult};
@@ -191,9 +190,6 @@ impl<R> Outcome<R> {
     }
 }
 
-/// Committed offsets of one group: (topic, partition) -> value.
-pub type GroupOffsets = BTreeMap<(String, i32), OffsetCommitValue>;
-
 /// The coordinator: every group, the committed offsets, the timer table and the topic view.
 ///
 /// Sans-IO: each operation takes `now` and returns an [`Outcome`]. Records in an outcome have
@@ -202,7 +198,7 @@ pub type GroupOffsets = BTreeMap<(String, i32), OffsetCommitValue>;
 pub struct Coordinator {
     config: CoordinatorConfig,
     groups: registry::GroupRegistry,
-    offsets: BTreeMap<String, GroupOffsets>,
+    offsets: offsets::OffsetsTable,
     timers: timers::Timers,
     metadata: MetadataImage,
     /// Topic ids given from outside (a real broker's, for comparisons); the others are derived
@@ -230,7 +226,7 @@ impl Coordinator {
         Coordinator {
             config,
             groups: registry::GroupRegistry::default(),
-            offsets: BTreeMap::new(),
+            offsets: offsets::OffsetsTable::default(),
             timers: timers::Timers::default(),
             metadata: MetadataImage::default(),
             topic_ids: BTreeMap::new(),
@@ -339,6 +335,22 @@ impl Coordinator {
         self.offsets.get(group_id)
     }
 
+    /// Per committed (topic, partition): the highest offset any group committed for it, in no
+    /// particular order.
+    pub fn offset_floors(&self) -> Vec<((String, i32), i64)> {
+        let mut floors: rustc_hash::FxHashMap<(&str, i32), i64> = Default::default();
+        for (_, offsets) in self.offsets.unordered() {
+            for (topic, partition, v) in offsets.iter() {
+                let floor = floors.entry((topic, partition)).or_insert(v.offset);
+                *floor = (*floor).max(v.offset);
+            }
+        }
+        floors
+            .into_iter()
+            .map(|((t, p), offset)| ((t.to_string(), p), offset))
+            .collect()
+    }
+
     /// Earliest armed timer.
     #[must_use]
     pub fn next_timer(&self) -> Option<(Millis, TimerKey)> {
@@ -420,7 +432,7 @@ impl Coordinator {
             .all_streams()
             .map(StreamsGroup::persistent_view)
             .collect();
-        let offsets: Vec<_> = self.offsets.iter().collect();
+        let offsets = self.offsets.sorted_rows();
         // Classic groups: the last GroupMetadata value written (docs/classic-protocol.md §C7); a
         // group never written (created over committed offsets) is not persistent state.
         let classic: Vec<_> = self

@@ -6,6 +6,9 @@ use super::{Coordinator, Outcome};
 use crate::error::{ApiError, ErrorCode};
 use crate::records::{OffsetCommitValue, Record};
 use crate::types::Millis;
+#[cfg(target_arch = "wasm32")]
+use crate::util::map::BTreeMap;
+use crate::util::map::VecMap;
 
 /// One partition of an offset commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +81,158 @@ pub struct FetchedOffset {
 
 /// Per topic, per partition: the error code of the commit.
 pub type OffsetCommitResult = Vec<(String, Vec<(i32, ErrorCode)>)>;
+
+/// A map keyed by group or topic name: a hash map natively (one hash per lookup, no string
+/// compares down a tree; the offsets table is the largest state a restart rebuilds), the small
+/// sorted map on wasm32 (the explorer's tables are tiny and its module size counts). Never
+/// iterated where order shows: [`GroupOffsets::iter`] and [`OffsetsTable::group_ids`] sort.
+#[cfg(not(target_arch = "wasm32"))]
+type NameMap<V> = rustc_hash::FxHashMap<String, V>;
+#[cfg(target_arch = "wasm32")]
+type NameMap<V> = BTreeMap<String, V>;
+
+/// Committed offsets of one group: topic, then partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupOffsets {
+    topics: NameMap<VecMap<i32, OffsetCommitValue>>,
+    len: usize,
+}
+
+impl GroupOffsets {
+    /// The value committed for a partition.
+    pub fn get(&self, topic: &str, partition: i32) -> Option<&OffsetCommitValue> {
+        self.topics.get(topic)?.get(&partition)
+    }
+
+    /// Whether something is committed for a partition.
+    pub fn contains(&self, topic: &str, partition: i32) -> bool {
+        self.get(topic, partition).is_some()
+    }
+
+    /// Committed partitions.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Nothing committed (a table never keeps such a group).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every committed partition, sorted by topic then partition.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i32, &OffsetCommitValue)> {
+        let mut topics: Vec<(&String, &VecMap<i32, OffsetCommitValue>)> =
+            self.topics.iter().collect();
+        crate::util::sort::unstable_by_key(&mut topics, |(t, _)| *t);
+        topics
+            .into_iter()
+            .flat_map(|(t, ps)| ps.iter().map(move |(p, v)| (t.as_str(), *p, v)))
+    }
+
+    fn insert(&mut self, topic: &str, partition: i32, value: OffsetCommitValue) {
+        let partitions = match self.topics.get_mut(topic) {
+            Some(ps) => ps,
+            None => self.topics.entry(topic.to_string()).or_default(),
+        };
+        if partitions.insert(partition, value).is_none() {
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, topic: &str, partition: i32) {
+        let Some(partitions) = self.topics.get_mut(topic) else {
+            return;
+        };
+        if partitions.remove(&partition).is_some() {
+            self.len -= 1;
+            if partitions.is_empty() {
+                self.topics.remove(topic);
+            }
+        }
+    }
+}
+
+/// The committed offsets of every group (record 1's state). Groups without any are not kept.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OffsetsTable {
+    groups: NameMap<GroupOffsets>,
+}
+
+impl OffsetsTable {
+    pub(crate) fn get(&self, group_id: &str) -> Option<&GroupOffsets> {
+        self.groups.get(group_id)
+    }
+
+    pub(crate) fn contains_key(&self, group_id: &str) -> bool {
+        self.groups.contains_key(group_id)
+    }
+
+    /// Group ids with offsets, sorted.
+    pub(crate) fn group_ids(&self) -> Vec<&String> {
+        let mut ids: Vec<&String> = self.groups.keys().collect();
+        crate::util::sort::unstable_by_key(&mut ids, |id| *id);
+        ids
+    }
+
+    /// Every group's offsets, in no particular order.
+    pub(crate) fn unordered(&self) -> impl Iterator<Item = (&String, &GroupOffsets)> {
+        self.groups.iter()
+    }
+
+    /// Record 1: `Some` commits, `None` (a tombstone) removes the partition, and the group once
+    /// it has none left.
+    pub(crate) fn apply(
+        &mut self,
+        group_id: &str,
+        topic: &str,
+        partition: i32,
+        value: Option<&OffsetCommitValue>,
+    ) {
+        match value {
+            Some(v) => {
+                let group = match self.groups.get_mut(group_id) {
+                    Some(g) => g,
+                    None => self.groups.entry(group_id.to_string()).or_default(),
+                };
+                group.insert(topic, partition, v.clone());
+            }
+            None => {
+                if let Some(g) = self.groups.get_mut(group_id) {
+                    g.remove(topic, partition);
+                    if g.is_empty() {
+                        self.groups.remove(group_id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Put a group's offsets back as saved (`None`: it had none).
+    pub(crate) fn restore(&mut self, group_id: String, saved: Option<GroupOffsets>) {
+        match saved {
+            Some(o) => {
+                self.groups.insert(group_id, o);
+            }
+            None => {
+                self.groups.remove(&group_id);
+            }
+        }
+    }
+
+    /// Sorted (group, topic, partition, value) rows: the persistent form [`Coordinator::state_hash`]
+    /// hashes.
+    pub(crate) fn sorted_rows(&self) -> Vec<(&str, &str, i32, &OffsetCommitValue)> {
+        self.group_ids()
+            .into_iter()
+            .flat_map(|g| {
+                self.groups
+                    .get(g.as_str())
+                    .into_iter()
+                    .flat_map(move |o| o.iter().map(move |(t, p, v)| (g.as_str(), t, p, v)))
+            })
+            .collect()
+    }
+}
 
 /// Kafka compares `String.length()`, which counts UTF-16 code units, with the limit.
 fn metadata_too_large(metadata: Option<&str>, max: i32) -> bool {
@@ -291,8 +446,7 @@ impl Coordinator {
             }
         }
         let committed = self.offsets.get(&req.group_id);
-        let value = |t: &str, p: i32| committed.and_then(|c| c.get(&(t.to_string(), p)));
-        let row = |t: &str, p: i32| match value(t, p) {
+        let row = |t: &str, p: i32| match committed.and_then(|c| c.get(t, p)) {
             Some(v) => FetchedOffset {
                 topic: t.to_string(),
                 partition: p,
@@ -314,8 +468,128 @@ impl Coordinator {
                 .flat_map(|(t, ps)| ps.iter().map(|p| row(t, *p)))
                 .collect(),
             None => committed
-                .map(|c| c.keys().map(|(t, p)| row(t, *p)).collect())
+                .map(|c| c.iter().map(|(t, p, _)| row(t, p)).collect())
                 .unwrap_or_default(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::CoordinatorConfig;
+
+    fn commit(group: &str, topic: &str, partition: i32, offset: Option<i64>) -> Record {
+        Record::OffsetCommit {
+            group_id: group.into(),
+            topic: topic.into(),
+            partition,
+            value: offset.map(|offset| OffsetCommitValue {
+                offset,
+                leader_epoch: -1,
+                metadata: String::new(),
+                commit_timestamp: 0,
+            }),
+        }
+    }
+
+    fn replayed(records: &[Record]) -> Coordinator {
+        let mut c = Coordinator::new(CoordinatorConfig::default());
+        for r in records {
+            c.replay(r).expect("replays");
+        }
+        c
+    }
+
+    #[test]
+    fn committed_partitions_come_out_sorted_whatever_the_commit_order() {
+        let c = replayed(&[
+            commit("g", "zeta", 3, Some(1)),
+            commit("g", "alpha", 7, Some(2)),
+            commit("g", "zeta", 0, Some(3)),
+            commit("g", "alpha", 1, Some(4)),
+            commit("g", "mid", 2, Some(5)),
+            commit("g", "alpha", 7, Some(6)),
+        ]);
+        let o = c.offsets("g").expect("offsets of g");
+        let rows: Vec<_> = o.iter().map(|(t, p, v)| (t, p, v.offset)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("alpha", 1, 4),
+                ("alpha", 7, 6),
+                ("mid", 2, 5),
+                ("zeta", 0, 3),
+                ("zeta", 3, 1)
+            ]
+        );
+        assert_eq!(o.len(), 5);
+        let fetched = c
+            .offset_fetch(&OffsetFetchInput {
+                group_id: "g".into(),
+                member_id: None,
+                member_epoch: -1,
+                topics: None,
+            })
+            .expect("fetch");
+        let fetched: Vec<_> = fetched
+            .iter()
+            .map(|f| (f.topic.as_str(), f.partition))
+            .collect();
+        assert_eq!(
+            fetched,
+            [
+                ("alpha", 1),
+                ("alpha", 7),
+                ("mid", 2),
+                ("zeta", 0),
+                ("zeta", 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn tombstones_remove_the_partition_then_the_topic_then_the_group() {
+        let mut c = replayed(&[
+            commit("g", "a", 0, Some(1)),
+            commit("g", "a", 1, Some(1)),
+            commit("g", "b", 0, Some(1)),
+        ]);
+        c.replay(&commit("g", "a", 0, None)).unwrap();
+        // A tombstone for what is not there changes nothing.
+        c.replay(&commit("g", "a", 9, None)).unwrap();
+        c.replay(&commit("other", "a", 0, None)).unwrap();
+        assert_eq!(c.offsets("g").map(GroupOffsets::len), Some(2));
+        c.replay(&commit("g", "a", 1, None)).unwrap();
+        assert!(!c.offsets("g").unwrap().contains("a", 1));
+        c.replay(&commit("g", "b", 0, None)).unwrap();
+        assert!(c.offsets("g").is_none());
+        assert!(c.offsets("other").is_none());
+        assert_eq!(c.state_hash(), replayed(&[]).state_hash());
+    }
+
+    #[test]
+    fn the_state_hash_covers_committed_offsets_and_not_their_order() {
+        let one = replayed(&[commit("g", "t", 0, Some(1)), commit("h", "u", 1, Some(1))]);
+        let same = replayed(&[commit("h", "u", 1, Some(1)), commit("g", "t", 0, Some(1))]);
+        let other = replayed(&[commit("g", "t", 0, Some(2)), commit("h", "u", 1, Some(1))]);
+        assert_eq!(one.state_hash(), same.state_hash());
+        assert_ne!(one.state_hash(), other.state_hash());
+        assert_ne!(one.state_hash(), replayed(&[]).state_hash());
+    }
+
+    #[test]
+    fn floors_are_the_highest_offset_any_group_committed() {
+        let c = replayed(&[
+            commit("g", "t", 0, Some(5)),
+            commit("h", "t", 0, Some(9)),
+            commit("h", "t", 1, Some(2)),
+        ]);
+        let mut floors = c.offset_floors();
+        floors.sort();
+        assert_eq!(
+            floors,
+            [(("t".to_string(), 0), 9), (("t".to_string(), 1), 2)]
+        );
     }
 }

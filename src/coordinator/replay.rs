@@ -178,10 +178,7 @@ impl Coordinator {
     fn restore(&mut self, saved: Saved) {
         for (id, group, offsets) in saved {
             self.groups.put(&id, group);
-            match offsets {
-                Some(o) => self.offsets.insert(id, o),
-                None => self.offsets.remove(&id),
-            };
+            self.offsets.restore(id, offsets);
         }
     }
 
@@ -350,25 +347,9 @@ impl Coordinator {
                 topic,
                 partition,
                 value,
-            } => {
-                let key = (topic.clone(), *partition);
-                match value {
-                    Some(v) => {
-                        self.offsets
-                            .entry(group_id.clone())
-                            .or_default()
-                            .insert(key, v.clone());
-                    }
-                    None => {
-                        if let Some(o) = self.offsets.get_mut(group_id) {
-                            o.remove(&key);
-                            if o.is_empty() {
-                                self.offsets.remove(group_id);
-                            }
-                        }
-                    }
-                }
-            }
+            } => self
+                .offsets
+                .apply(group_id, topic, *partition, value.as_ref()),
             // Applied by `replay_consumer` above.
             Record::ConsumerGroupMetadata { .. }
             | Record::ConsumerGroupPartitionMetadata { .. }

@@ -133,7 +133,7 @@ impl Coordinator {
                     continue;
                 }
                 results.push((p, ErrorCode::NONE));
-                if committed.is_some_and(|c| c.contains_key(&(topic.clone(), p))) {
+                if committed.is_some_and(|c| c.contains(topic, p)) {
                     records.push(Record::OffsetCommit {
                         group_id: group_id.to_string(),
                         topic: topic.clone(),

@@ -166,6 +166,50 @@ pub struct ConsumerGroup {
     /// Kafka's stored `subscriptionType`: computed when a member is put or removed, not when an
     /// expression is resolved or deleted (see [`Self::subscription_type_with`]).
     pub(crate) stored_subscription_type: SubscriptionType,
+    /// Running counts over the members, kept by [`Self::put_member`] and
+    /// [`Self::remove_member`] as Kafka keeps its `subscribedTopicNames` (by name) and
+    /// `subscribedRegularExpressions`: so a member record costs its own topics, not every
+    /// member's. A name or expression no member uses is not kept.
+    pub(crate) subscription_counts: SubscriptionCounts,
+}
+
+/// Members naming each topic, and members per regular expression.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SubscriptionCounts {
+    pub(crate) by_name: BTreeMap<String, usize>,
+    pub(crate) by_regex: BTreeMap<String, usize>,
+}
+
+impl SubscriptionCounts {
+    fn count(&mut self, m: &ConsumerMember, up: bool) {
+        fn step(map: &mut BTreeMap<String, usize>, key: &str, up: bool) {
+            match map.get_mut(key) {
+                Some(c) if up => *c += 1,
+                Some(c) if *c > 1 => *c -= 1,
+                Some(_) => {
+                    map.remove(key);
+                }
+                None if up => {
+                    map.insert(key.to_string(), 1);
+                }
+                None => {}
+            }
+        }
+        for t in &m.subscribed_topic_names {
+            step(&mut self.by_name, t, up);
+        }
+        if !m.subscribed_topic_regex.is_empty() {
+            step(&mut self.by_regex, &m.subscribed_topic_regex, up);
+        }
+    }
+
+    /// The counts of `members`, from scratch.
+    #[cfg(test)]
+    pub(crate) fn of<'a>(members: impl IntoIterator<Item = &'a ConsumerMember>) -> Self {
+        let mut counts = SubscriptionCounts::default();
+        members.into_iter().for_each(|m| counts.count(m, true));
+        counts
+    }
 }
 
 impl ConsumerGroup {
@@ -189,6 +233,7 @@ impl ConsumerGroup {
             assignor_counts: BTreeMap::new(),
             assignor_order: TimelineHashMapOrder::with_expected_size(0),
             stored_subscription_type: SubscriptionType::Homogeneous,
+            subscription_counts: SubscriptionCounts::default(),
         }
     }
 
@@ -329,6 +374,7 @@ impl ConsumerGroup {
     /// Insert or replace a member, keeping the indexes in step.
     pub fn put_member(&mut self, member: ConsumerMember) {
         if let Some(old) = self.members.remove(&member.member_id) {
+            self.subscription_counts.count(&old, false);
             self.count_assignor(old.server_assignor.as_ref(), false);
             self.index_member(&old, false);
             if let Some(i) = &old.instance_id
@@ -337,6 +383,7 @@ impl ConsumerGroup {
                 self.static_members.remove(i);
             }
         }
+        self.subscription_counts.count(&member, true);
         self.count_assignor(member.server_assignor.as_ref(), true);
         self.index_member(&member, true);
         if let Some(i) = &member.instance_id {
@@ -363,6 +410,7 @@ impl ConsumerGroup {
     pub fn remove_member(&mut self, member_id: &str) -> Option<ConsumerMember> {
         let old = self.members.remove(member_id)?;
         self.member_order.remove(&old.member_id);
+        self.subscription_counts.count(&old, false);
         self.count_assignor(old.server_assignor.as_ref(), false);
         self.index_member(&old, false);
         if let Some(i) = &old.instance_id
@@ -382,48 +430,81 @@ impl ConsumerGroup {
     /// every member, when every topic comes from it alone; otherwise heterogeneous. A heartbeat
     /// that refreshes the subscription metadata computes it with its change; any other uses
     /// [`Self::stored_subscription_type`].
-    pub fn subscription_type_with(
-        &self,
+    pub fn subscription_type_with<'a>(
+        &'a self,
         old: Option<&ConsumerMember>,
-        new: Option<&ConsumerMember>,
+        new: Option<&'a ConsumerMember>,
     ) -> SubscriptionType {
-        let skip = old.map(|m| m.member_id.as_str());
-        let members: Vec<&ConsumerMember> = self
-            .members
-            .values()
-            .filter(|m| Some(m.member_id.as_str()) != skip)
-            .chain(new)
-            .collect();
-        let mut regexes: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
-        for m in &members {
-            if !m.subscribed_topic_regex.is_empty() {
-                *regexes
-                    .entry(m.subscribed_topic_regex.as_str())
-                    .or_default() += 1;
-            }
-            for t in &m.subscribed_topic_names {
-                *by_name.entry(t.as_str()).or_default() += 1;
+        if old.is_none() && new.is_none() {
+            let c = &self.subscription_counts;
+            return self.subscription_type_of(&c.by_name, &c.by_regex, self.members.len(), None);
+        }
+        // The stored counts with the change applied, borrowed (no member is visited).
+        fn step<'k>(map: &mut BTreeMap<&'k str, usize>, key: &'k str, up: bool) {
+            let c = map.entry(key).or_default();
+            if up {
+                *c += 1;
+            } else {
+                *c -= 1;
             }
         }
+        let c = &self.subscription_counts;
+        let mut by_name: BTreeMap<&'a str, usize> =
+            c.by_name.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+        let mut by_regex: BTreeMap<&'a str, usize> =
+            c.by_regex.iter().map(|(r, n)| (r.as_str(), *n)).collect();
+        let mut n = self.members.len();
+        let replaced = old.and_then(|o| self.members.get(&o.member_id));
+        let changes: [(Option<&'a ConsumerMember>, bool); 2] = [(replaced, false), (new, true)];
+        for (m, up) in changes {
+            let Some(m) = m else { continue };
+            for t in &m.subscribed_topic_names {
+                step(&mut by_name, t.as_str(), up);
+            }
+            if !m.subscribed_topic_regex.is_empty() {
+                step(&mut by_regex, m.subscribed_topic_regex.as_str(), up);
+            }
+            if up {
+                n += 1;
+            } else {
+                n -= 1;
+            }
+        }
+        by_name.retain(|_, c| *c > 0);
+        by_regex.retain(|_, c| *c > 0);
         let dropped = old
             .map(|o| o.subscribed_topic_regex.as_str())
-            .filter(|r| !r.is_empty() && !regexes.contains_key(r));
-        let mut by_regex: BTreeMap<&str, usize> = BTreeMap::new();
-        for (regex, resolved) in &self.resolved_regexes {
-            if Some(regex.as_str()) != dropped {
-                for t in &resolved.topics {
-                    *by_regex.entry(t.as_str()).or_default() += 1;
-                }
+            .filter(|r| !r.is_empty() && !by_regex.contains_key(r));
+        self.subscription_type_of(&by_name, &by_regex, n, dropped)
+    }
+
+    /// The subscription type from the counts of `n` members: members naming each topic, members
+    /// per expression; the resolved expressions (but `dropped`) give the topics matched by
+    /// expression. Costs the distinct topics, not the members.
+    fn subscription_type_of<K: std::borrow::Borrow<str> + Ord>(
+        &self,
+        by_name: &BTreeMap<K, usize>,
+        by_regex: &BTreeMap<K, usize>,
+        n: usize,
+        dropped: Option<&str>,
+    ) -> SubscriptionType {
+        let mut resolved_topics = self
+            .resolved_regexes
+            .iter()
+            .filter(|(regex, _)| Some(regex.as_str()) != dropped)
+            .flat_map(|(_, resolved)| resolved.topics.iter());
+        let homogeneous = match by_regex.len() {
+            // Every topic, named or matched by a stale expression, named by every member.
+            0 => {
+                by_name.values().all(|&c| c == n)
+                    && resolved_topics.all(|t| by_name.get(t.as_str()) == Some(&n))
             }
-        }
-        let n = members.len();
-        let mut topics = by_name.keys().chain(by_regex.keys());
-        let homogeneous = match regexes.len() {
-            0 => topics.all(|t| by_name.get(t) == Some(&n)),
+            // One expression used by every member, no names, no topic matched twice.
             1 => {
-                regexes.values().next() == Some(&n)
-                    && topics.all(|t| by_regex.get(t) == Some(&1) && !by_name.contains_key(t))
+                let mut seen = BTreeSet::new();
+                by_regex.values().next() == Some(&n)
+                    && by_name.is_empty()
+                    && resolved_topics.all(|t| seen.insert(t.as_str()))
             }
             _ => false,
         };
@@ -515,4 +596,136 @@ pub fn target_sets(target: &[(TopicId, Vec<i32>)]) -> BTreeMap<TopicId, BTreeSet
     }
     out.retain(|_, p| !p.is_empty());
     out
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The subscription type computed from scratch over every member (the computation the
+    /// running counts replaced): the oracle.
+    fn from_scratch(
+        g: &ConsumerGroup,
+        old: Option<&ConsumerMember>,
+        new: Option<&ConsumerMember>,
+    ) -> SubscriptionType {
+        let skip = old.map(|m| m.member_id.as_str());
+        let members: Vec<&ConsumerMember> = g
+            .members
+            .values()
+            .filter(|m| Some(m.member_id.as_str()) != skip)
+            .chain(new)
+            .collect();
+        let counts = SubscriptionCounts::of(members.iter().copied());
+        let dropped = old
+            .map(|o| o.subscribed_topic_regex.as_str())
+            .filter(|r| !r.is_empty() && !counts.by_regex.contains_key(*r));
+        let mut by_regex: BTreeMap<&str, usize> = BTreeMap::new();
+        for (regex, resolved) in &g.resolved_regexes {
+            if Some(regex.as_str()) != dropped {
+                for t in &resolved.topics {
+                    *by_regex.entry(t.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let n = members.len();
+        let mut topics = counts
+            .by_name
+            .keys()
+            .map(String::as_str)
+            .chain(by_regex.keys().copied());
+        let homogeneous = match counts.by_regex.len() {
+            0 => topics.all(|t| counts.by_name.get(t) == Some(&n)),
+            1 => {
+                counts.by_regex.values().next() == Some(&n)
+                    && topics
+                        .all(|t| by_regex.get(t) == Some(&1) && !counts.by_name.contains_key(t))
+            }
+            _ => false,
+        };
+        if homogeneous {
+            SubscriptionType::Homogeneous
+        } else {
+            SubscriptionType::Heterogeneous
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Put { id: u8, topics: Vec<u8>, regex: u8 },
+        Remove { id: u8 },
+        Resolve { regex: u8, topics: Vec<u8> },
+        Unresolve { regex: u8 },
+    }
+
+    fn member(id: u8, topics: &[u8], regex: u8) -> ConsumerMember {
+        let mut m = ConsumerMember::new(&format!("m{id}"));
+        m.subscribed_topic_names = topics.iter().map(|t| format!("t{t}")).collect();
+        // Regex 0 = none.
+        if regex > 0 {
+            m.subscribed_topic_regex = format!("r{regex}.*");
+        }
+        m
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let topics = || proptest::collection::vec(0u8..5, 0..4);
+        prop_oneof![
+            4 => (0u8..6, topics(), 0u8..3).prop_map(|(id, topics, regex)| Op::Put { id, topics, regex }),
+            2 => (0u8..6).prop_map(|id| Op::Remove { id }),
+            1 => (1u8..3, topics()).prop_map(|(regex, topics)| Op::Resolve { regex, topics }),
+            1 => (1u8..3).prop_map(|regex| Op::Unresolve { regex }),
+        ]
+    }
+
+    proptest! {
+        /// After any sequence of member puts and removes (and expressions resolved or deleted in
+        /// between), the running counts equal a count over the members, the stored type equals
+        /// the from-scratch type, and so does the type with any member replaced.
+        #[test]
+        fn running_counts_equal_a_recount(ops in proptest::collection::vec(op(), 1..40),
+                                          probe in (0u8..7, proptest::collection::vec(0u8..5, 0..4), 0u8..3)) {
+            let mut g = ConsumerGroup::new("g");
+            for op in &ops {
+                match op {
+                    Op::Put { id, topics, regex } => g.put_member(member(*id, topics, *regex)),
+                    Op::Remove { id } => {
+                        // Removing no one changes nothing (and computes nothing).
+                        if g.remove_member(&format!("m{id}")).is_none() {
+                            continue;
+                        }
+                    }
+                    Op::Resolve { regex, topics } => {
+                        let mut topics: Vec<String> = topics.iter().map(|t| format!("t{t}")).collect();
+                        topics.sort();
+                        topics.dedup();
+                        g.resolved_regexes.insert(
+                            format!("r{regex}.*"),
+                            ConsumerRegexValue { topics, version: 0, timestamp: 0 },
+                        );
+                        continue;
+                    }
+                    Op::Unresolve { regex } => {
+                        g.resolved_regexes.remove(&format!("r{regex}.*"));
+                        continue;
+                    }
+                }
+                prop_assert_eq!(&g.subscription_counts, &SubscriptionCounts::of(g.members.values()));
+                prop_assert_eq!(g.stored_subscription_type, from_scratch(&g, None, None));
+            }
+            prop_assert_eq!(g.subscription_type_with(None, None), from_scratch(&g, None, None));
+            let (id, topics, regex) = &probe;
+            let new = member(*id, topics, *regex);
+            let old = g.members.get(&new.member_id).cloned();
+            prop_assert_eq!(
+                g.subscription_type_with(old.as_ref(), Some(&new)),
+                from_scratch(&g, old.as_ref(), Some(&new))
+            );
+            prop_assert_eq!(
+                g.subscription_type_with(old.as_ref(), None),
+                from_scratch(&g, old.as_ref(), None)
+            );
+        }
+    }
 }

@@ -161,13 +161,7 @@ impl State {
     /// After the log was replayed: the data plane is in memory and empty, so every partition's
     /// offsets restart above the highest offset any group committed for it.
     pub fn after_replay(&mut self) {
-        let mut floors = Vec::new();
-        for g in self.coord.group_ids() {
-            if let Some(offsets) = self.coord.offsets(&g) {
-                floors.extend(offsets.iter().map(|(k, v)| (k.clone(), v.offset)));
-            }
-        }
-        self.data.set_offset_floors(floors);
+        self.data.set_offset_floors(self.coord.offset_floors());
     }
 
     /// Apply a replayed or new topic change to the registry (no logging).
