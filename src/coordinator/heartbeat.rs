@@ -30,8 +30,9 @@ pub const JOIN_EPOCH: i32 = 0;
 pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
 
+/// Whether `s` is empty once trimmed (`trim().is_empty()`, without scanning from both ends).
 fn blank(s: &str) -> bool {
-    s.trim().is_empty()
+    s.chars().all(char::is_whitespace)
 }
 
 /// Broker-level topology checks (spec §3.1 step 3).
@@ -323,10 +324,6 @@ impl Coordinator {
         let converted = (req.member_epoch == JOIN_EPOCH)
             .then(|| self.take_empty_classic_group(&req.group_id))
             .flatten();
-        let other_type = self
-            .groups
-            .get(&req.group_id)
-            .is_some_and(|g| g.as_streams().is_none());
         let result = if !self.config.streams_enabled {
             Err(ApiError::new(
                 ErrorCode::UNSUPPORTED_VERSION,
@@ -337,13 +334,8 @@ impl Coordinator {
                 .and_then(|_| self.config.limits.check_heartbeat(req))
                 .and_then(|_| validate_request(req, topology_on_join))
                 .and_then(|_| {
-                    if other_type {
-                        // Spec §8: a heartbeat for a group of another type.
-                        return Err(ApiError::new(
-                            ErrorCode::GROUP_ID_NOT_FOUND,
-                            format!("Group {} is not a streams group.", req.group_id),
-                        ));
-                    }
+                    // Both paths first refuse a group of another type (spec §8), with the
+                    // lookup they need anyway.
                     if req.member_epoch == LEAVE_EPOCH || req.member_epoch == STATIC_LEAVE_EPOCH {
                         self.leave(now, req)
                     } else {
@@ -376,6 +368,13 @@ impl Coordinator {
         req: &StreamsGroupHeartbeatRequest,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
         let gid = &req.group_id;
+        if self
+            .groups
+            .get(gid)
+            .is_some_and(|g| g.as_streams().is_none())
+        {
+            return Err(not_a_streams_group(gid));
+        }
         let Some(group) = self.groups.streams_mut(gid) else {
             // Kafka's leave looks the group up with its generic lookup (not the heartbeat's).
             return Err(ApiError::new(
@@ -518,17 +517,20 @@ impl Coordinator {
         req: &StreamsGroupHeartbeatRequest,
         topology_on_join: bool,
     ) -> Result<Outcome<StreamsGroupHeartbeatResponse>, ApiError> {
-        let gid = req.group_id.clone();
+        let gid = &req.group_id;
         let joining = req.member_epoch == JOIN_EPOCH;
-        let cfg = self.config.for_group(&gid);
-        let existing = self.groups.streams(&gid);
+        let cfg = self.config.for_group(gid);
+        let existing = match self.groups.get(gid) {
+            Some(g) => Some(g.as_streams().ok_or_else(|| not_a_streams_group(gid))?),
+            None => None,
+        };
         let group_existed = existing.is_some();
         let new_group;
         let group: &StreamsGroup = match existing {
             Some(g) => g,
             None if joining => {
                 self.config.limits.check_new_group(self.groups.len())?;
-                new_group = StreamsGroup::new(&gid);
+                new_group = StreamsGroup::new(gid);
                 &new_group
             }
             None => {
@@ -862,13 +864,10 @@ impl Coordinator {
         }
 
         // Step J: initial rebalance delay.
-        let initial_key = TimerKey::InitialRebalance {
-            group_id: gid.clone(),
-        };
-        let schedule_initial = group.members.is_empty()
-            && cfg.initial_rebalance_delay_ms > 0
-            && !self.timers.is_scheduled(&initial_key);
-        let initial_pending = schedule_initial || self.timers.is_scheduled(&initial_key);
+        let initial_armed = self.timers.initial_rebalance_armed(gid);
+        let schedule_initial =
+            group.members.is_empty() && cfg.initial_rebalance_delay_ms > 0 && !initial_armed;
+        let initial_pending = schedule_initial || initial_armed;
 
         // Step K: target assignment.
         let mut target = target::update_target(&TargetRequest {
@@ -884,7 +883,7 @@ impl Coordinator {
             updated_member_offsets: merged_offsets.as_ref(),
             assignment_interval_ms: cfg.assignment_interval_ms,
             offload_min_work: self.offload.min_work,
-            offload_in_flight: self.offload.is_in_flight(&gid),
+            offload_in_flight: self.offload.is_in_flight(gid),
         })?;
         records.append(&mut target.records);
         let offload_job = target.offload.take();
@@ -968,10 +967,9 @@ impl Coordinator {
 
         // Kafka builds the response before its records are replayed: a static replacement that
         // empties the group for a moment clears a shutdown request only after this answer.
-        let shutdown_before = self
-            .groups
-            .streams(&gid)
-            .and_then(|g| g.shutdown_request_member_id.clone());
+        // (`group` is the registered group as it is before them, or a fresh one that has neither
+        // a shutdown request nor members: the same answers as a second lookup, without it.)
+        let shutdown_before = group.shutdown_request_member_id.clone();
         // ...and lists the endpoints in its member map's order as it was before them. Only
         // needed when the answer carries endpoints: the epoch the member knows differs from the
         // group's, or is about to (a steady heartbeat skips this copy of every member id).
@@ -979,16 +977,13 @@ impl Coordinator {
             || soft.endpoint_changed
             || group.endpoint_information_epoch != req.endpoint_information_epoch;
         let member_order_before = if endpoints_answered {
-            self.groups
-                .streams(&gid)
-                .map(|g| g.member_order.iteration_order())
-                .unwrap_or_default()
+            group.member_order.iteration_order()
         } else {
             Vec::new()
         };
 
         // Apply: records, soft state, timers.
-        self.apply_group_records(&gid, &records)?;
+        self.apply_group_records(gid, &records)?;
         if let Some(job) = offload_job {
             self.offload.submit(job);
         }
@@ -996,7 +991,9 @@ impl Coordinator {
         if schedule_initial {
             self.timer_schedule(
                 &mut timers,
-                initial_key,
+                TimerKey::InitialRebalance {
+                    group_id: gid.clone(),
+                },
                 now.plus(cfg.initial_rebalance_delay_ms as i64),
                 0,
             );
@@ -1024,7 +1021,7 @@ impl Coordinator {
         );
         let group = self
             .groups
-            .streams_mut(&gid)
+            .streams_mut(gid)
             .ok_or_else(ApiError::unknown_server_error)?;
         if let Some(c) = soft.configured {
             group.configured_topology = Some(c);
@@ -1091,7 +1088,7 @@ impl Coordinator {
             group.shutdown_request_member_id = None;
         }
         let response = StreamsGroupHeartbeatResponse {
-            member_id: member_id.clone(),
+            member_id,
             member_epoch: new_epoch,
             heartbeat_interval_ms: cfg.heartbeat_interval_ms,
             task_offset_interval_ms: cfg.task_offset_interval_ms,
@@ -1130,6 +1127,14 @@ impl Coordinator {
         }
         Ok(())
     }
+}
+
+/// Spec §8: a heartbeat for a group of another type.
+fn not_a_streams_group(group_id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::GROUP_ID_NOT_FOUND,
+        format!("Group {group_id} is not a streams group."),
+    )
 }
 
 fn fenced_instance(member_id: &str, instance: &str, owner: &str) -> ApiError {

@@ -1,12 +1,16 @@
 //! The timer table (spec §3.13): timers are data. Operations schedule and cancel; the caller
 //! asks for the earliest deadline and fires due timers with its own `now`.
 //!
-//! Rescheduling a session timeout is on every heartbeat's path, so that path allocates nothing
-//! and moves no key: each armed key owns a slot (found through a hash index with a fixed-key
-//! hasher: no randomness, no system RNG under wasm), and the deadline index is an indexed binary
-//! heap of slots ordered by `(deadline, sequence)`: every slot knows its heap position, so a
-//! reschedule moves its one entry up or down in place (O(log n), no stale entries, nothing to
-//! collect later) and a cancel removes it. Timers with equal deadlines fire in scheduling order.
+//! Rescheduling a session timeout is on every heartbeat's path, so that path allocates nothing,
+//! moves no key and costs O(1): each armed key owns a slot (found through a hash index with a
+//! fixed-key hasher: no randomness, no system RNG under wasm), and a slot waits in one of two
+//! places. Timers of one kind are mostly armed with one duration at a non-decreasing `now`, so
+//! their deadlines arrive in order: such a timer is appended to its kind's *lane*, a linked list
+//! sorted by construction (a reschedule unlinks and appends: O(1)). A deadline earlier than its
+//! lane's last one (another duration, or time going back) goes to an indexed binary heap
+//! instead, where every slot knows its position (O(log n) in place, no stale entries). The
+//! earliest timer is the least of the lanes' heads and the heap's top, by `(deadline, sequence)`:
+//! timers with equal deadlines fire in scheduling order.
 
 use std::collections::HashMap;
 
@@ -16,15 +20,80 @@ use super::{TimerChange, TimerKey};
 use crate::types::Millis;
 use crate::util::sort;
 
+/// No slot (an end of a lane).
+const NIL: u32 = u32::MAX;
+
+/// One lane per kind of timer key.
+const LANES: usize = 9;
+
+/// The lane of a key's kind.
+fn lane_of(key: &TimerKey) -> usize {
+    match key {
+        TimerKey::SessionTimeout { .. } => 0,
+        TimerKey::RebalanceTimeout { .. } => 1,
+        TimerKey::InitialRebalance { .. } => 2,
+        TimerKey::ClassicHeartbeat { .. } => 3,
+        TimerKey::ClassicJoin { .. } => 4,
+        TimerKey::ClassicSync { .. } => 5,
+        TimerKey::ConsumerRegex { .. } => 6,
+        TimerKey::ConsumerClassicJoin { .. } => 7,
+        TimerKey::ConsumerClassicSync { .. } => 8,
+    }
+}
+
+/// Where an armed slot waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In its kind's lane, between these slots (`NIL`: an end).
+    Lane { prev: u32, next: u32 },
+    /// At this position of the heap.
+    Heap(u32),
+}
+
 /// One armed timer.
 #[derive(Debug, Clone)]
 struct Armed {
     key: TimerKey,
     deadline: Millis,
-    tag: i32,
     seq: u64,
-    /// Index of this slot in `Timers::heap`.
-    pos: u32,
+    tag: i32,
+    place: Place,
+}
+
+impl Armed {
+    fn order(&self) -> (Millis, u64) {
+        (self.deadline, self.seq)
+    }
+}
+
+/// A heap entry: the firing order of a slot, kept inline so a sift compares adjacent memory.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    deadline: Millis,
+    seq: u64,
+    slot: u32,
+}
+
+impl Entry {
+    fn order(&self) -> (Millis, u64) {
+        (self.deadline, self.seq)
+    }
+}
+
+/// A lane's ends (`NIL` when empty).
+#[derive(Debug, Clone, Copy)]
+struct Lane {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            head: NIL,
+            tail: NIL,
+        }
+    }
 }
 
 /// Armed timers, by key and by deadline.
@@ -35,9 +104,14 @@ pub struct Timers {
     /// Slot storage; `None` slots are free (listed in `free`).
     slots: Vec<Option<Armed>>,
     free: Vec<u32>,
-    /// Min-heap of armed slots by `(deadline, seq)`; `slots[heap[i]].pos == i`.
-    heap: Vec<u32>,
+    /// Per kind of key, slots in `(deadline, seq)` order.
+    lanes: [Lane; LANES],
+    /// Min-heap of the other slots by `(deadline, seq)`; `slots[heap[i].slot]` is at `Heap(i)`.
+    heap: Vec<Entry>,
     next_seq: u64,
+    /// How many `InitialRebalance` timers are armed: a heartbeat asks whether its group's is,
+    /// and when none is (all but a new group's first seconds) it need not build the key.
+    initial_rebalances: usize,
 }
 
 impl Timers {
@@ -47,30 +121,25 @@ impl Timers {
     pub fn schedule(&mut self, key: TimerKey, deadline: Millis, tag: i32) -> TimerChange {
         let seq = self.next_seq;
         self.next_seq += 1;
-        match self.by_key.get(&key) {
+        let slot = match self.by_key.get(&key) {
             Some(&slot) => {
-                let Some(a) = self.slots[slot as usize].as_mut() else {
-                    unreachable!("an indexed slot is armed")
-                };
-                let later = (deadline, seq) > (a.deadline, a.seq);
+                self.unplace(slot);
+                let a = self.armed_mut(slot);
                 a.deadline = deadline;
-                a.tag = tag;
                 a.seq = seq;
-                let pos = a.pos as usize;
-                if later {
-                    self.sift_down(pos);
-                } else {
-                    self.sift_up(pos);
-                }
+                a.tag = tag;
+                slot
             }
             None => {
-                let pos = self.heap.len() as u32;
+                if matches!(key, TimerKey::InitialRebalance { .. }) {
+                    self.initial_rebalances += 1;
+                }
                 let armed = Some(Armed {
                     key: key.clone(),
                     deadline,
-                    tag,
                     seq,
-                    pos,
+                    tag,
+                    place: Place::Heap(0),
                 });
                 let slot = match self.free.pop() {
                     Some(s) => {
@@ -83,10 +152,10 @@ impl Timers {
                     }
                 };
                 self.by_key.insert(key.clone(), slot);
-                self.heap.push(slot);
-                self.sift_up(pos as usize);
+                slot
             }
-        }
+        };
+        self.place(slot, lane_of(&key));
         TimerChange::Schedule { key, deadline }
     }
 
@@ -100,6 +169,14 @@ impl Timers {
 
     pub fn is_scheduled(&self, key: &TimerKey) -> bool {
         self.by_key.contains_key(key)
+    }
+
+    /// Whether the group's initial-rebalance delay is armed; builds no key while none is.
+    pub fn initial_rebalance_armed(&self, group_id: &str) -> bool {
+        self.initial_rebalances > 0
+            && self.is_scheduled(&TimerKey::InitialRebalance {
+                group_id: group_id.to_string(),
+            })
     }
 
     #[must_use]
@@ -122,10 +199,10 @@ impl Timers {
     /// Remove and return the earliest timer due at `now`, with its tag.
     #[must_use]
     pub fn pop_due(&mut self, now: Millis) -> Option<(TimerKey, i32)> {
-        if self.top()?.deadline > now {
+        let slot = self.top_slot()?;
+        if self.armed(slot).deadline > now {
             return None;
         }
-        let slot = self.heap[0];
         let a = self.release(slot)?;
         self.by_key.remove(&a.key);
         Some((a.key, a.tag))
@@ -134,76 +211,161 @@ impl Timers {
     /// Armed keys in firing order.
     pub fn keys(&self) -> impl Iterator<Item = &TimerKey> {
         let mut armed: Vec<&Armed> = self.slots.iter().flatten().collect();
-        sort::unstable_by_key(&mut armed, |a| (a.deadline, a.seq));
+        sort::unstable_by_key(&mut armed, |a| a.order());
         armed.into_iter().map(|a| &a.key)
     }
 
-    fn top(&self) -> Option<&Armed> {
-        self.slots[*self.heap.first()? as usize].as_ref()
+    fn armed(&self, slot: u32) -> &Armed {
+        match &self.slots[slot as usize] {
+            Some(a) => a,
+            None => unreachable!("a placed slot is armed"),
+        }
     }
 
-    /// Free a slot and take its entry out of the heap.
+    fn armed_mut(&mut self, slot: u32) -> &mut Armed {
+        match &mut self.slots[slot as usize] {
+            Some(a) => a,
+            None => unreachable!("a placed slot is armed"),
+        }
+    }
+
+    /// The slot that fires first: the least of the lanes' heads and the heap's top.
+    fn top_slot(&self) -> Option<u32> {
+        let heads = self.lanes.iter().map(|l| l.head).filter(|&h| h != NIL);
+        heads
+            .chain(self.heap.first().map(|e| e.slot))
+            .min_by_key(|&s| self.armed(s).order())
+    }
+
+    fn top(&self) -> Option<&Armed> {
+        self.top_slot().map(|s| self.armed(s))
+    }
+
+    /// Put an armed, unplaced slot where it waits: at the end of its lane when that keeps the
+    /// lane in order, else in the heap.
+    fn place(&mut self, slot: u32, lane: usize) {
+        let tail = self.lanes[lane].tail;
+        let (deadline, seq) = self.armed(slot).order();
+        // `seq` only grows, so a deadline no earlier than the tail's sorts after it.
+        if tail == NIL || self.armed(tail).deadline <= deadline {
+            self.armed_mut(slot).place = Place::Lane {
+                prev: tail,
+                next: NIL,
+            };
+            match tail {
+                NIL => self.lanes[lane].head = slot,
+                t => self.set_next(t, slot),
+            }
+            self.lanes[lane].tail = slot;
+        } else {
+            let pos = self.heap.len();
+            self.heap.push(Entry {
+                deadline,
+                seq,
+                slot,
+            });
+            self.sift_up(pos);
+        }
+    }
+
+    /// Take an armed slot out of its lane or the heap.
+    fn unplace(&mut self, slot: u32) {
+        match self.armed(slot).place {
+            Place::Lane { prev, next } => {
+                let lane = lane_of(&self.armed(slot).key);
+                match prev {
+                    NIL => self.lanes[lane].head = next,
+                    p => self.set_next(p, next),
+                }
+                match next {
+                    NIL => self.lanes[lane].tail = prev,
+                    n => self.set_prev(n, prev),
+                }
+            }
+            Place::Heap(pos) => {
+                let pos = pos as usize;
+                let last = self.heap.len() - 1;
+                self.heap.swap_remove(pos);
+                if pos < last {
+                    self.set_pos(pos);
+                    // The moved entry came from the bottom: it may belong above or below `pos`.
+                    self.sift_up(pos);
+                    self.sift_down(pos);
+                }
+            }
+        }
+    }
+
+    fn set_next(&mut self, slot: u32, to: u32) {
+        if let Place::Lane { next, .. } = &mut self.armed_mut(slot).place {
+            *next = to;
+        }
+    }
+
+    fn set_prev(&mut self, slot: u32, to: u32) {
+        if let Place::Lane { prev, .. } = &mut self.armed_mut(slot).place {
+            *prev = to;
+        }
+    }
+
+    /// Free a slot and take it out of where it waits.
     fn release(&mut self, slot: u32) -> Option<Armed> {
+        self.slots[slot as usize].as_ref()?;
+        self.unplace(slot);
         let a = self.slots[slot as usize].take()?;
         self.free.push(slot);
-        let pos = a.pos as usize;
-        let last = self.heap.len() - 1;
-        self.heap.swap_remove(pos);
-        if pos < last {
-            self.set_pos(pos);
-            // The moved entry came from the bottom: it may belong above or below `pos`.
-            self.sift_up(pos);
-            self.sift_down(pos);
+        if matches!(a.key, TimerKey::InitialRebalance { .. }) {
+            self.initial_rebalances -= 1;
         }
         Some(a)
     }
 
-    /// The ordering key of the slot at heap position `i`.
-    fn order(&self, i: usize) -> (Millis, u64) {
-        match &self.slots[self.heap[i] as usize] {
-            Some(a) => (a.deadline, a.seq),
-            None => unreachable!("heap entries are armed"),
-        }
-    }
-
+    /// Record in its slot where the heap entry at position `i` now is.
     fn set_pos(&mut self, i: usize) {
-        if let Some(a) = self.slots[self.heap[i] as usize].as_mut() {
-            a.pos = i as u32;
-        }
+        let slot = self.heap[i].slot;
+        self.armed_mut(slot).place = Place::Heap(i as u32);
     }
 
+    /// Move the entry at `i` up to its place: parents it beats move down into the hole.
     fn sift_up(&mut self, mut i: usize) {
+        let moving = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.order(i) >= self.order(parent) {
+            if moving.order() >= self.heap[parent].order() {
                 break;
             }
-            self.heap.swap(i, parent);
+            self.heap[i] = self.heap[parent];
             self.set_pos(i);
-            self.set_pos(parent);
             i = parent;
         }
+        self.heap[i] = moving;
+        self.set_pos(i);
     }
 
+    /// Move the entry at `i` down to its place: smaller children move up into the hole.
     fn sift_down(&mut self, mut i: usize) {
+        let moving = self.heap[i];
         let n = self.heap.len();
         loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut least = i;
-            if l < n && self.order(l) < self.order(least) {
-                least = l;
-            }
-            if r < n && self.order(r) < self.order(least) {
-                least = r;
-            }
-            if least == i {
+            let l = 2 * i + 1;
+            if l >= n {
                 break;
             }
-            self.heap.swap(i, least);
+            let r = l + 1;
+            let least = if r < n && self.heap[r].order() < self.heap[l].order() {
+                r
+            } else {
+                l
+            };
+            if moving.order() <= self.heap[least].order() {
+                break;
+            }
+            self.heap[i] = self.heap[least];
             self.set_pos(i);
-            self.set_pos(least);
             i = least;
         }
+        self.heap[i] = moving;
+        self.set_pos(i);
     }
 }
 
@@ -285,17 +447,46 @@ mod tests {
         assert_eq!(drain(&mut t, 100), [(session("c"), 0), (session("b"), 0)]);
     }
 
-    /// The heap invariant and the positions, checked against every slot.
+    /// Every armed slot waits in exactly one place: the lanes are linked both ways and sorted,
+    /// the heap keeps its invariant and its positions, the counters agree.
     fn check_heap(t: &Timers) {
         let armed = t.slots.iter().flatten().count();
-        assert_eq!(t.heap.len(), armed);
         assert_eq!(t.by_key.len(), armed);
-        for (i, &slot) in t.heap.iter().enumerate() {
-            assert_eq!(t.slots[slot as usize].as_ref().unwrap().pos as usize, i);
+        let mut placed = 0;
+        for (k, lane) in t.lanes.iter().enumerate() {
+            let (mut prev, mut at) = (NIL, lane.head);
+            while at != NIL {
+                let a = t.armed(at);
+                assert_eq!(lane_of(&a.key), k);
+                let Place::Lane { prev: p, next } = a.place else {
+                    panic!("a lane holds a slot placed elsewhere")
+                };
+                assert_eq!(p, prev);
+                if prev != NIL {
+                    assert!(t.armed(prev).order() < a.order(), "lane {k} out of order");
+                }
+                placed += 1;
+                (prev, at) = (at, next);
+            }
+            assert_eq!(lane.tail, prev);
+        }
+        for (i, e) in t.heap.iter().enumerate() {
+            let a = t.armed(e.slot);
+            assert_eq!(a.place, Place::Heap(i as u32));
+            assert_eq!(a.order(), e.order());
             if i > 0 {
-                assert!(t.order((i - 1) / 2) <= t.order(i));
+                assert!(t.heap[(i - 1) / 2].order() <= e.order());
             }
         }
+        placed += t.heap.len();
+        assert_eq!(placed, armed, "every armed slot waits in one place");
+        let initial = t
+            .slots
+            .iter()
+            .flatten()
+            .filter(|a| matches!(a.key, TimerKey::InitialRebalance { .. }))
+            .count();
+        assert_eq!(t.initial_rebalances, initial);
     }
 
     #[test]
@@ -307,12 +498,29 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let m = format!("m{}", x % 97);
-            if x.is_multiple_of(5) {
-                let _ = t.cancel(&session(&m));
+            // Some keys of another kind, which the table counts apart.
+            let key = if (x >> 8).is_multiple_of(3) {
+                TimerKey::InitialRebalance { group_id: m }
             } else {
-                arm(&mut t, session(&m), Millis(i + (x % 1_000) as i64), 0);
+                session(&m)
+            };
+            if x.is_multiple_of(5) {
+                let _ = t.cancel(&key);
+            } else {
+                arm(&mut t, key, Millis(i + (x % 1_000) as i64), 0);
             }
             if i % 97 == 0 {
+                check_heap(&t);
+            }
+            if i % 250 == 0 {
+                // Fire what is due now: exactly the armed keys up to `i`, in firing order.
+                let expected: Vec<TimerKey> = t
+                    .keys()
+                    .filter(|k| t.deadline(k) <= Some(Millis(i)))
+                    .cloned()
+                    .collect();
+                let fired: Vec<TimerKey> = drain(&mut t, i).into_iter().map(|f| f.0).collect();
+                assert_eq!(fired, expected);
                 check_heap(&t);
             }
         }
@@ -329,7 +537,9 @@ mod tests {
             let m = format!("m{}", i % 10);
             arm(&mut t, session(&m), Millis(1_000 + i), 0);
         }
-        assert_eq!(t.heap.len(), 10, "one heap entry per armed timer");
+        check_heap(&t);
+        assert_eq!(t.slots.len(), 10, "one slot per armed timer");
+        assert!(t.heap.is_empty(), "deadlines in order all wait in the lane");
         assert_eq!(t.keys().count(), 10);
         let fired = drain(&mut t, i64::MAX);
         assert_eq!(fired.len(), 10);
