@@ -395,3 +395,31 @@ async fn a_failed_commit_stops_the_server_with_the_error() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Issue 17: a connection is one task that reads and writes (no writer task and channel beside
+/// it), so 1,000 members on 1,000 connections cost one task wake-up per request and its reply,
+/// not three. Counted with the runtime's live tasks around 40 open connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_is_one_task() {
+    let srv = start(options("limits-one-task")).await.unwrap();
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let mut warm = Client::connect(srv.addr).await.unwrap();
+    warm.call(3, &ApiVersionsRequest::default()).await.unwrap();
+    let before = metrics.num_alive_tasks();
+    let mut clients = Vec::new();
+    for _ in 0..40 {
+        let mut c = Client::connect(srv.addr).await.unwrap();
+        let r = c.call(3, &ApiVersionsRequest::default()).await.unwrap();
+        assert_eq!(r.error_code, 0);
+        clients.push(c);
+    }
+    let during = metrics.num_alive_tasks();
+    assert_eq!(
+        during - before,
+        40,
+        "live tasks {before} -> {during} for 40 connections"
+    );
+    drop(clients);
+    drop(warm);
+    srv.shutdown().await;
+}

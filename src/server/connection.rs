@@ -1,7 +1,7 @@
 //! One client connection. The read side takes frames ([`FrameReader`]), answers the requests
 //! that need no coordinator state itself (ApiVersions, FindCoordinator), sends the rest to the
 //! owner in batches (every complete frame already received goes in one batch) and queues one
-//! response slot per request or batch. The write side writes the slots strictly in queue order,
+//! response slot per request or batch. The same task writes the slots strictly in queue order,
 //! so responses leave in request order however the owner and the commit path interleave them.
 
 use std::net::SocketAddr;
@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use std::collections::VecDeque;
+
+use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tracing::{debug, error, info, warn};
 
 use super::frame::{Frame, FrameReader, IDLE_BUFFER, ReadError, Reservation};
@@ -25,6 +27,8 @@ use super::{ServeOptions, Shared};
 
 /// Requests sent to the owner as one job at most.
 const MAX_BATCH: usize = 512;
+/// Answers encoded and not yet written, at most (then the connection waits for the peer to read).
+const MAX_UNWRITTEN: usize = 64 * 1024;
 
 /// A response in the connection's ordered queue, with the request bytes it answers (released
 /// once it is written).
@@ -37,8 +41,8 @@ enum Pending {
     Ready(Bytes),
     Wait(oneshot::Receiver<Reply>),
     /// A batch holding a JoinGroup or SyncGroup: its answer may take up to a rebalance timeout
-    /// (or never come, for a JoinGroup replaced by a newer one), so the writer stops waiting for
-    /// it when the peer closes the connection.
+    /// (or never come, for a JoinGroup replaced by a newer one), so the connection stops
+    /// waiting for it when the peer closes.
     Deferred(oneshot::Receiver<Reply>),
 }
 
@@ -94,19 +98,24 @@ impl Connection {
     }
 
     /// Serve the connection until the peer closes it, it idles out, a frame is bad, or shutdown.
-    pub async fn run<R, W>(mut self, rd: R, wr: W, mut shutdown: watch::Receiver<bool>)
+    ///
+    /// One task reads, hands requests to the owner and writes the answers: the only wake-ups per
+    /// request are the socket's readiness and the owner's reply (no writer task, no channel
+    /// between the two).
+    pub async fn run<R, W>(mut self, rd: R, mut wr: W, mut shutdown: watch::Receiver<bool>)
     where
         R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin,
     {
         let mut frames = FrameReader::new(rd, self.max_frame, self.shared.request_memory.clone());
         if self.sasl.is_some() {
             // Kafka's sasl.server.max.receive.size: small frames until authenticated.
             frames.set_max_frame(sasl::MAX_RECEIVE_BEFORE_AUTH.min(self.max_frame));
         }
-        let (slot_tx, slot_rx) = mpsc::channel::<Slot>(self.max_inflight);
-        let (gone_tx, gone_rx) = watch::channel(false);
-        let writer = tokio::spawn(write_responses(wr, slot_rx, gone_rx));
+        let mut queue = VecDeque::<Slot>::new();
+        // Answers ready to write; kept (up to IDLE_BUFFER) between requests so that a steady
+        // connection allocates no output buffer per response.
+        let mut out = BytesMut::new();
         let mut batch = Batch::default();
         // One idle timer per connection, registered once and moved only when it fires: a frame
         // just notes the time (a timer registered and cleared per frame cost more than the
@@ -114,81 +123,127 @@ impl Connection {
         let idle = tokio::time::sleep(self.idle);
         tokio::pin!(idle);
         let mut last_frame = tokio::time::Instant::now();
-        'conn: loop {
-            // Wait for the next frame (the idle timeout applies), then take every complete frame
-            // already buffered: requests for the owner go as one batch.
-            let first = tokio::select! {
-                r = frames.read_frame() => r,
-                () = &mut idle => {
+        // False once the peer closed, a frame was bad, or the server shuts down: what is queued
+        // is still written, but deferred answers are not waited for.
+        let mut reading = true;
+        loop {
+            // A peer that does not read its answers stops getting new ones encoded: the
+            // queue fills up to `max_inflight` and reading stops.
+            let room = out.len() < MAX_UNWRITTEN;
+            if room && !take_answered(&mut queue, &mut out) {
+                break;
+            }
+            if !reading && out.is_empty() {
+                match queue.front().map(|s| &s.response) {
+                    None | Some(Pending::Deferred(_)) => break,
+                    _ => {}
+                }
+            }
+            let can_read = reading && queue.len() < self.max_inflight;
+            let head = queue.front_mut().and_then(|s| match &mut s.response {
+                Pending::Wait(rx) | Pending::Deferred(rx) => Some(rx),
+                Pending::Ready(_) => None,
+            });
+            let waiting = room && head.is_some();
+            tokio::select! {
+                biased;
+                w = wr.write(&out), if !out.is_empty() => match w {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        out.advance(n);
+                        if out.is_empty() && !finish_write(&mut wr, &mut out).await {
+                            break;
+                        }
+                    }
+                },
+                reply = async {
+                    match head {
+                        Some(rx) => rx.await,
+                        None => std::future::pending().await,
+                    }
+                }, if waiting => {
+                    let Ok(reply) = reply else { break };
+                    // The request (and its reservation) is freed once its answer is encoded.
+                    queue.pop_front();
+                    if !encode_reply(&reply, &mut out) {
+                        let _ = wr.write_all(&out).await;
+                        break;
+                    }
+                }
+                first = frames.read_frame(), if can_read => {
+                    last_frame = tokio::time::Instant::now();
+                    if !self.take_frames(first, &mut frames, &mut batch, &mut queue).await {
+                        reading = false;
+                    }
+                }
+                () = &mut idle, if reading => {
                     let deadline = last_frame + self.idle;
                     if deadline > tokio::time::Instant::now() {
                         idle.as_mut().reset(deadline);
                         continue;
                     }
                     debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
-                    break;
+                    reading = false;
                 }
-                _ = shutdown.changed() => break,
-            };
-            last_frame = tokio::time::Instant::now();
-            let mut next = first;
-            loop {
-                let frame = match next {
-                    Ok(f) => f,
-                    Err(e) => {
-                        self.closed(e);
-                        break 'conn;
-                    }
-                };
-                if self.sasl.is_some() {
-                    // Before authentication every frame belongs to the SASL exchange (the
-                    // batch is empty: nothing reaches the owner until then).
-                    let (slot, open) = self.authenticate(frame);
-                    if let Some(slot) = slot
-                        && slot_tx.send(slot).await.is_err()
-                    {
-                        break 'conn;
-                    }
-                    if !open {
-                        break 'conn;
-                    }
-                    if self.sasl.is_none() {
-                        frames.set_max_frame(self.max_frame);
-                    }
-                    next = match frames.try_frame() {
-                        Ok(Some(f)) => Ok(f),
-                        Ok(None) => break,
-                        Err(e) => Err(e),
-                    };
-                    continue;
-                }
-                let Some(local) = self.dispatch(frame, &mut batch) else {
-                    break 'conn;
-                };
-                if let Some(slot) = local {
-                    // Keep the order: what is batched for the owner goes first.
-                    if !self.submit(&mut batch, &slot_tx).await || slot_tx.send(slot).await.is_err()
-                    {
-                        break 'conn;
-                    }
-                }
-                if batch.items.len() >= MAX_BATCH {
-                    break;
-                }
-                next = match frames.try_frame() {
-                    Ok(Some(f)) => Ok(f),
-                    Ok(None) => break,
-                    Err(e) => Err(e),
-                };
-            }
-            if !self.submit(&mut batch, &slot_tx).await {
-                break;
+                _ = shutdown.changed(), if reading => reading = false,
             }
         }
         // Answers still deferred are not waited for: the owner drops them when they come.
-        let _ = gone_tx.send(true);
-        drop(slot_tx);
-        let _ = writer.await;
+    }
+
+    /// `first` and every complete frame already buffered after it: requests for the owner go as
+    /// one batch, answers made here are queued in order. `false` when the connection stops
+    /// reading (closed, a bad frame, failed authentication, the owner gone).
+    async fn take_frames<R: AsyncRead + Unpin>(
+        &mut self,
+        first: Result<Frame, ReadError>,
+        frames: &mut FrameReader<R>,
+        batch: &mut Batch,
+        queue: &mut VecDeque<Slot>,
+    ) -> bool {
+        let mut next = first;
+        loop {
+            let frame = match next {
+                Ok(f) => f,
+                Err(e) => {
+                    self.closed(e);
+                    return false;
+                }
+            };
+            if self.sasl.is_some() {
+                // Before authentication every frame belongs to the SASL exchange (the batch is
+                // empty: nothing reaches the owner until then).
+                let (slot, open) = self.authenticate(frame);
+                queue.extend(slot);
+                if !open {
+                    return false;
+                }
+                if self.sasl.is_none() {
+                    frames.set_max_frame(self.max_frame);
+                }
+            } else {
+                let Some(local) = self.dispatch(frame, batch) else {
+                    return false;
+                };
+                if let Some(slot) = local {
+                    // Keep the order: what is batched for the owner goes first.
+                    if !self.submit(batch, queue).await {
+                        return false;
+                    }
+                    queue.push_back(slot);
+                }
+            }
+            // Frames left in the buffer wait there while the queue is full.
+            if batch.items.len() >= MAX_BATCH || queue.len() >= self.max_inflight {
+                break;
+            }
+            next = match frames.try_frame() {
+                Ok(Some(f)) => Ok(f),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+        }
+        self.submit(batch, queue).await
     }
 
     /// One frame of the SASL exchange: the slot to write (if any) and whether the connection
@@ -319,7 +374,7 @@ impl Connection {
     }
 
     /// Send the batch (if any) to the owner and queue its response slot.
-    async fn submit(&self, batch: &mut Batch, slot_tx: &mpsc::Sender<Slot>) -> bool {
+    async fn submit(&self, batch: &mut Batch, queue: &mut VecDeque<Slot>) -> bool {
         if batch.items.is_empty() {
             return true;
         }
@@ -334,7 +389,7 @@ impl Connection {
             peer: self.peer_id.clone(),
             reply: tx,
         };
-        if self.shared.owner.send(job).await.is_err() {
+        if !to_owner(&self.shared, job).await {
             return false;
         }
         let response = if deferred {
@@ -342,14 +397,18 @@ impl Connection {
         } else {
             Pending::Wait(rx)
         };
-        slot_tx
-            .send(Slot {
-                response,
-                _reservations: reservations,
-            })
-            .await
-            .is_ok()
+        queue.push_back(Slot {
+            response,
+            _reservations: reservations,
+        });
+        true
     }
+}
+
+/// The hand-off of a job to the owner (the one place a connection reaches it); `false` once the
+/// owner is gone.
+async fn to_owner(shared: &Shared, job: Job) -> bool {
+    shared.owner.send(job).await.is_ok()
 }
 
 /// Requests for the owner, collected from the frames received so far.
@@ -361,60 +420,53 @@ struct Batch {
     deferred: bool,
 }
 
-/// The write side: slots in order; flush when nothing else is queued. The output buffer is
-/// allocated while there is something to write and dropped when the connection goes idle.
-async fn write_responses<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut slots: mpsc::Receiver<Slot>,
-    mut gone: watch::Receiver<bool>,
-) {
-    let mut out = BytesMut::new();
-    while let Some(slot) = slots.recv().await {
-        let (rx, deferred) = match slot.response {
-            Pending::Ready(b) => {
-                out.extend_from_slice(&b);
-                (None, false)
-            }
-            Pending::Wait(rx) => (Some(rx), false),
-            Pending::Deferred(rx) => (Some(rx), true),
-        };
-        if let Some(rx) = rx {
-            if slots.is_empty() && !flush(&mut wr, &mut out).await {
-                // Nothing else queued: push out what we have before waiting.
-                return;
-            }
-            let reply = if deferred {
-                tokio::select! {
-                    r = rx => r,
-                    _ = gone.wait_for(|g| *g) => return,
-                }
-            } else {
-                rx.await
-            };
-            let Ok(reply) = reply else { return };
-            for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
-                if let Err(e) = wire::encode_response_into(h, resp, &mut out) {
-                    error!(
-                        key = h.api_key,
-                        version = h.api_version,
-                        "cannot encode response: {e}"
-                    );
-                    let _ = flush(&mut wr, &mut out).await;
-                    return;
-                }
-            }
+/// Move every answer at the head of the queue that is already there into `out`, in order,
+/// without waiting. `false` when an answer can never come (the owner dropped it) or cannot be
+/// encoded: the connection closes.
+fn take_answered(queue: &mut VecDeque<Slot>, out: &mut BytesMut) -> bool {
+    while let Some(slot) = queue.front_mut() {
+        if out.len() >= MAX_UNWRITTEN {
+            return true;
         }
-        // The request (and its reservation) is freed here, once its response is queued.
-        drop(slot._reservations);
-        if (slots.is_empty() || out.len() >= 64 * 1024) && !flush(&mut wr, &mut out).await {
-            return;
+        let reply = match &mut slot.response {
+            Pending::Ready(b) => {
+                out.extend_from_slice(b);
+                queue.pop_front();
+                continue;
+            }
+            Pending::Wait(rx) | Pending::Deferred(rx) => match rx.try_recv() {
+                Ok(reply) => reply,
+                Err(oneshot::error::TryRecvError::Empty) => return true,
+                Err(oneshot::error::TryRecvError::Closed) => return false,
+            },
+        };
+        queue.pop_front();
+        if !encode_reply(&reply, out) {
+            return false;
         }
     }
-    let _ = flush(&mut wr, &mut out).await;
+    true
 }
 
-async fn flush<W: AsyncWrite + Unpin>(wr: &mut W, out: &mut BytesMut) -> bool {
-    if !out.is_empty() && wr.write_all(out).await.is_err() {
+/// Append the owner's answers to `out`; `false` if one cannot be encoded.
+fn encode_reply(reply: &Reply, out: &mut BytesMut) -> bool {
+    for ((h, _), resp) in reply.items.iter().zip(reply.resps.iter()) {
+        if let Err(e) = wire::encode_response_into(h, resp, out) {
+            error!(
+                key = h.api_key,
+                version = h.api_version,
+                "cannot encode response: {e}"
+            );
+            return false;
+        }
+    }
+    true
+}
+
+/// Everything in `out` was written: flush (a TLS stream writes its last record here) and drop an
+/// output buffer that grew large, so an idle connection does not keep it.
+async fn finish_write<W: AsyncWrite + Unpin>(wr: &mut W, out: &mut BytesMut) -> bool {
+    if wr.flush().await.is_err() {
         return false;
     }
     out.clear();
@@ -443,7 +495,7 @@ async fn long_poll_fetch(
             peer: peer.clone(),
             reply: tx,
         };
-        if shared.owner.send(job).await.is_err() {
+        if !to_owner(&shared, job).await {
             return;
         }
         let Ok(reply) = rx.await else { return };

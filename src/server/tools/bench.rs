@@ -446,13 +446,13 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("bench: {e}");
-                    return ExitCode::from(1);
+                    return stop(server, tmp, ExitCode::from(1)).await;
                 }
             },
         };
         if let Err(e) = prepare_kafka(kafka_addr, parts).await {
             eprintln!("bench: {e}");
-            return ExitCode::from(1);
+            return stop(server, tmp, ExitCode::from(1)).await;
         }
         Some(kafka_addr)
     } else {
@@ -504,17 +504,21 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             if let Some(k) = kafka {
                 loads.push((k, Kind::Heartbeat, "kafka", kafka_cpu));
             }
-            for (target, kind, server, cpu) in loads {
+            for (target, kind, who, cpu) in loads {
                 match run_kind(target, &a, kind, conns, &tag, cpu).await {
                     Ok(mut r) => {
-                        r.server = server;
+                        r.server = who;
                         // A timeline per load: a stall shows as a run of small counts.
                         eprintln!(
-                            "[{}] round {} {server} {} on {conns} connections: {:.0}/s; responses per second (warm-up included): {}",
+                            "[{}] round {} {who} {} on {conns} connections: {:.0}/s (generator {:.0}% of a core{}); responses per second (warm-up included): {}",
                             utc_clock(),
                             round + 1,
                             r.name,
                             r.per_sec,
+                            r.client_us * r.per_sec / 1e4,
+                            r.server_us
+                                .map(|us| format!(", server {:.0}%", us * r.per_sec / 1e4))
+                                .unwrap_or_default(),
                             r.per_second
                                 .iter()
                                 .map(u64::to_string)
@@ -524,8 +528,8 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                         rows.push((round + 1, r));
                     }
                     Err(e) => {
-                        eprintln!("bench: {server}: {e}");
-                        return ExitCode::from(1);
+                        eprintln!("bench: {who}: {e}");
+                        return stop(server, tmp, ExitCode::from(1)).await;
                     }
                 }
             }
@@ -615,11 +619,21 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         "heartbeat / baseline throughput ratio: {:.2}",
         first_ratio.unwrap_or(0.0)
     );
+    stop(server, tmp, ExitCode::SUCCESS).await
+}
+
+/// Stop the in-process server (if any) and remove its data dir. Also on an error: a server left
+/// running keeps the runtime (and so the process) from ending.
+async fn stop(
+    server: Option<crate::server::ServerHandle>,
+    tmp: Option<PathBuf>,
+    code: ExitCode,
+) -> ExitCode {
     if let Some(h) = server {
         h.shutdown().await;
     }
     if let Some(d) = tmp {
         let _ = std::fs::remove_dir_all(d);
     }
-    ExitCode::SUCCESS
+    code
 }
