@@ -42,6 +42,7 @@ fn spawn(dir: &Path) -> (Child, std::net::SocketAddr) {
             "--snapshot-bytes",
             "20000",
         ])
+        .args(["--owners", &common::test_owners().to_string()])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

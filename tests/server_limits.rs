@@ -45,6 +45,7 @@ static ALLOCATOR: Largest = Largest;
 
 fn options(tag: &str) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), temp_dir(tag));
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 4)];
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.coordinator.assignment_interval_ms = 0;

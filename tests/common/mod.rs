@@ -29,3 +29,13 @@ pub fn temp_dir(tag: &str) -> std::path::PathBuf {
 pub fn s(x: &str) -> kafka_protocol::protocol::StrBytes {
     kafka_protocol::protocol::StrBytes::from_string(x.to_string())
 }
+
+/// The owner count of the servers the tests start: `GC_TEST_OWNERS` (default 1), so that the
+/// server suites run sharded with `GC_TEST_OWNERS=2` (docs/sharding.md).
+pub fn test_owners() -> usize {
+    std::env::var("GC_TEST_OWNERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
+}
