@@ -193,7 +193,7 @@ mod tests {
         fs::write(single.join("segment-00000000000000000000.log"), b"x").unwrap();
         let e = prepare(&single, 2, 50).unwrap_err();
         assert!(
-            e.contains("written by 1 owner;") && e.contains("started with 2"),
+            e.contains("written by 1 owner ") && e.contains("started with 2"),
             "{e}"
         );
     }
