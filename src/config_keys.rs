@@ -63,7 +63,15 @@ pub struct ServerKeys {
     pub authorizer: AuthorizerKeys,
     /// `auto.create.topics.enable`, `num.partitions`.
     pub topic_defaults: TopicDefaults,
+    /// `group.coordinator.threads`: owner threads the groups are sharded over (by coordinator
+    /// partition). groupcoord's default is 1 (one owner, one log: see docs/sharding.md);
+    /// Kafka's is 4.
+    pub coordinator_threads: usize,
 }
+
+/// The most owner threads: one per coordinator partition (Kafka's default
+/// `offsets.topic.num.partitions`).
+pub const MAX_COORDINATOR_THREADS: i32 = 50;
 
 /// groupcoord's default `max.connections`.
 pub const DEFAULT_MAX_CONNECTIONS: i32 = 4096;
@@ -81,6 +89,7 @@ impl Default for ServerKeys {
             queued_max_request_bytes: DEFAULT_QUEUED_MAX_REQUEST_BYTES,
             authorizer: AuthorizerKeys::default(),
             topic_defaults: TopicDefaults::default(),
+            coordinator_threads: 1,
         }
     }
 }
@@ -251,6 +260,7 @@ pub const SERVER_KEYS: &[&str] = &[
     "max.connections",
     "max.connections.per.ip",
     "queued.max.request.bytes",
+    "group.coordinator.threads",
 ];
 
 /// Group-level override keys (`GroupConfig`).
@@ -593,6 +603,18 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 s.max_connections_per_ip = at_least(k, parse_int(k, v)?, 0)?
             }
             "queued.max.request.bytes" => s.queued_max_request_bytes = parse_long(k, v)?,
+            "group.coordinator.threads" => {
+                let n = at_least(k, parse_int(k, v)?, 1)?;
+                if n > MAX_COORDINATOR_THREADS {
+                    return Err(err(
+                        k,
+                        format!(
+                            "must be at most {MAX_COORDINATOR_THREADS} (one owner per coordinator partition)"
+                        ),
+                    ));
+                }
+                s.coordinator_threads = n as usize;
+            }
             _ if k.starts_with("groupcoord.max.") => {
                 let n = parse_int(k, v)?;
                 match c.limits.set(k, n) {

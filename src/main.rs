@@ -222,6 +222,10 @@ mod native {
         /// Write a compacted snapshot after this many log bytes.
         #[arg(long, default_value_t = 64 * 1024 * 1024)]
         snapshot_bytes: u64,
+        /// Owner threads the groups are sharded over (wins over `group.coordinator.threads`;
+        /// default 1). A data directory keeps the count it was created with.
+        #[arg(long)]
+        owners: Option<usize>,
     }
 
     fn config_error(msg: impl std::fmt::Display) -> ExitCode {
@@ -318,6 +322,11 @@ mod native {
         o.www_dir = a.www.clone();
         o.demo = a.demo;
         o.snapshot_bytes = a.snapshot_bytes.max(1);
+        o.owners = a.owners.unwrap_or(o.server.coordinator_threads);
+        let max = groupcoord::config_keys::MAX_COORDINATOR_THREADS as usize;
+        if o.owners == 0 || o.owners > max {
+            return Err(format!("--owners {}: must be 1 to {max}", o.owners));
+        }
         Ok(o)
     }
 

@@ -23,6 +23,7 @@ use kafka_protocol::messages::*;
 
 fn options(dir: &std::path::Path, super_user: &str) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.to_path_buf());
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 2)];
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.server.authorizer = AuthorizerKeys {

@@ -30,6 +30,7 @@ const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 
 fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.topics = vec![("t".into(), 6)];
     // Long enough for two members to join one generation, short for the test.
     o.coordinator.classic.initial_rebalance_delay_ms = 300;

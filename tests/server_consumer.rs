@@ -27,6 +27,7 @@ const NON_EMPTY_GROUP: i16 = 68;
 
 fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.topics = vec![("t".into(), 4)];
     o.coordinator.consumer.assignment_interval_ms = 0;
     o

@@ -29,6 +29,7 @@ use kafka_protocol::records::{
 async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     let dir = temp_dir(tag);
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 2)];
     (start(o).await.expect("server starts"), dir)
 }

@@ -15,6 +15,7 @@ use kafka_protocol::messages::*;
 
 fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 3)];
     o
 }
@@ -211,6 +212,7 @@ async fn after_a_restart_new_records_land_above_the_committed_offset() {
     };
     let dir = temp_dir("dp-restart");
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 1)];
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.coordinator.assignment_interval_ms = 0;

@@ -45,6 +45,7 @@ static ALLOCATOR: Largest = Largest;
 
 fn options(tag: &str) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), temp_dir(tag));
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 4)];
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.coordinator.assignment_interval_ms = 0;
@@ -383,7 +384,12 @@ async fn a_failed_commit_stops_the_server_with_the_error() {
     let dir = o.data_dir.clone();
     let mut srv = start(o).await.unwrap();
     // A directory where the next segment must go (after the log was loaded): creating it fails.
-    std::fs::create_dir_all(dir.join("segment-00000000000000000001.log")).unwrap();
+    // (With GC_TEST_OWNERS > 1: in every shard's log directory.)
+    let mut logs = vec![dir.clone()];
+    logs.extend((0..common::test_owners()).map(|i| dir.join(format!("shard-{i:03}"))));
+    for d in logs.iter().filter(|d| d.is_dir()) {
+        std::fs::create_dir_all(d.join("segment-00000000000000000001.log")).unwrap();
+    }
     let mut c = Client::connect(srv.addr).await.unwrap();
     let answered = c.heartbeat(0, &join("g")).await;
     assert!(answered.is_err(), "not acknowledged: {answered:?}");

@@ -21,6 +21,7 @@ use kafka_protocol::messages::*;
 
 fn options(dir: PathBuf) -> ServeOptions {
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 6)];
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.coordinator.assignment_interval_ms = 0;

@@ -30,6 +30,7 @@ use tokio::net::TcpStream;
 async fn server(tag: &str) -> (ServerHandle, PathBuf) {
     let dir = temp_dir(tag);
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.owners = common::test_owners();
     o.topics = vec![("input".into(), 3)];
     o.server.socket_request_max_bytes = 1024 * 1024;
     // These tests look at unknown topics; auto-creation has its own test below.
@@ -44,6 +45,7 @@ async fn server(tag: &str) -> (ServerHandle, PathBuf) {
 async fn metadata_auto_creates_unknown_topics_by_default() {
     let dir = temp_dir("autocreate");
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.owners = common::test_owners();
     o.server.topic_defaults.num_partitions = 2;
     let srv = start(o).await.expect("server starts");
     let mut c = Client::connect(srv.addr).await.unwrap();
@@ -440,6 +442,7 @@ async fn pipelined_requests_answer_in_order() {
 async fn topics_survive_restart() {
     let dir = temp_dir("restart");
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.owners = common::test_owners();
     o.topics = vec![("a".into(), 2)];
     let srv = start(o.clone()).await.unwrap();
     let mut c = Client::connect(srv.addr).await.unwrap();
@@ -472,6 +475,7 @@ async fn topics_survive_restart() {
 async fn max_connections_and_idle_timeout() {
     let dir = temp_dir("limits");
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.owners = common::test_owners();
     o.server.max_connections = 2;
     o.server.connections_max_idle_ms = 300;
     let srv = start(o).await.unwrap();

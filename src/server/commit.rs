@@ -17,7 +17,7 @@ use tokio::sync::{oneshot, watch};
 use tracing::{error, info};
 
 use super::Shared;
-use super::owner::Reply;
+use super::owner::{RegistryMsg, Reply};
 use super::storage::log::{Log, LogEntry};
 
 /// The log failed: state in memory is ahead of the disk.
@@ -56,24 +56,29 @@ impl Committer {
     /// Start the commit thread; it runs until the returned [`Committer`] is dropped.
     /// A failure sets `stop`, so that the server stops at once rather than at the owner's next
     /// batch.
+    ///
+    /// `peers` are the other owners' registry queues (owner 0 with several owners; else
+    /// empty): registry entries (topics, ACLs, group configs, SCRAM) are applied by every peer
+    /// after they are durable and before the replies that wrote them are released, so a client
+    /// that was answered finds them on every owner.
     pub fn spawn(
         log: Log,
         shared: Arc<Shared>,
         stop: Arc<watch::Sender<bool>>,
+        peers: Vec<tokio::sync::mpsc::UnboundedSender<RegistryMsg>>,
+        name: String,
     ) -> std::io::Result<(Committer, JoinHandle<Result<(), CommitError>>)> {
         let (tx, rx) = mpsc::channel::<Commit>();
         let durable = Arc::new(AtomicU64::new(0));
         let thread = {
             let durable = durable.clone();
-            std::thread::Builder::new()
-                .name("groupcoord-commit".into())
-                .spawn(move || {
-                    let r = commit_loop(log, rx, shared, durable);
-                    if r.is_err() {
-                        let _ = stop.send(true);
-                    }
-                    r
-                })?
+            std::thread::Builder::new().name(name).spawn(move || {
+                let r = commit_loop(log, rx, shared, durable, peers);
+                if r.is_err() {
+                    let _ = stop.send(true);
+                }
+                r
+            })?
         };
         Ok((Committer::new(tx, durable), thread))
     }
@@ -154,12 +159,15 @@ fn commit_loop(
     rx: mpsc::Receiver<Commit>,
     shared: Arc<Shared>,
     durable_batches: Arc<AtomicU64>,
+    peers: Vec<tokio::sync::mpsc::UnboundedSender<RegistryMsg>>,
 ) -> Result<(), CommitError> {
     let failed = |what: &str, e: std::io::Error| {
         let e = CommitError(format!("{what} failed: {e}"));
         error!("{e}");
         e
     };
+    // This log's share of `log_bytes` (the metric sums every owner's log).
+    let mut my_bytes = log.total_bytes();
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while let Ok(c) = rx.try_recv() {
@@ -194,7 +202,15 @@ fn commit_loop(
             );
         }
         report_snapshot(&mut log, false);
-        shared.metrics.log_bytes.store(log.total_bytes(), Relaxed);
+        let bytes = log.total_bytes();
+        shared
+            .metrics
+            .log_bytes
+            .fetch_add(bytes.wrapping_sub(my_bytes), Relaxed);
+        my_bytes = bytes;
+        if !peers.is_empty() {
+            broadcast_registry(&batch, &peers);
+        }
         for c in batch {
             for (tx, r) in c.replies {
                 let _ = tx.send(r);
@@ -205,6 +221,36 @@ fn commit_loop(
     log.sync().map_err(|e| failed("final fsync", e))?;
     report_snapshot(&mut log, true);
     Ok(())
+}
+
+/// Gives the registry entries of `batch` (durable by now) to every other owner and waits until
+/// each applied them. An owner that stopped does not answer; the server is stopping then.
+fn broadcast_registry(batch: &[Commit], peers: &[tokio::sync::mpsc::UnboundedSender<RegistryMsg>]) {
+    let globals: Vec<LogEntry> = batch
+        .iter()
+        .flat_map(|c| c.entries.iter())
+        .filter(|e| !matches!(e, LogEntry::Records(_)))
+        .cloned()
+        .collect();
+    if globals.is_empty() {
+        return;
+    }
+    let globals = Arc::new(globals);
+    let (done, applied) = mpsc::channel();
+    let mut asked = 0;
+    for p in peers {
+        if p.send(RegistryMsg::Apply(globals.clone(), done.clone()))
+            .is_ok()
+        {
+            asked += 1;
+        }
+    }
+    drop(done);
+    for _ in 0..asked {
+        if applied.recv().is_err() {
+            break;
+        }
+    }
 }
 
 /// Log the outcome of a background snapshot once it is done. A failed snapshot loses nothing

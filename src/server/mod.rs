@@ -31,6 +31,7 @@ pub mod kafka;
 mod listener;
 mod owner;
 pub mod peer;
+mod routing;
 pub mod security;
 mod shards;
 pub mod storage;
@@ -114,6 +115,11 @@ pub struct ServeOptions {
     /// Streams-group assignments of at least this many members x tasks run on a worker thread,
     /// so the owner keeps answering other groups (`None`: always inline, as Kafka 4.4).
     pub assignment_offload_min_work: Option<u64>,
+    /// Owner threads the groups are sharded over (`group.coordinator.threads`, `--owners`):
+    /// 1 (the default) is one owner and one log in the data directory itself; N > 1 gives each
+    /// owner the coordinator partitions `p % N`, its own timers and its own log in
+    /// `shard-NNN/` (see docs/sharding.md).
+    pub owners: usize,
 }
 
 /// Members x tasks from which an assignment leaves the owner thread: 1,000 members x 1,000
@@ -140,6 +146,7 @@ impl ServeOptions {
             owner_spin: Duration::from_micros(50),
             panic_owner_on_client_id: None,
             assignment_offload_min_work: Some(DEFAULT_OFFLOAD_MIN_WORK),
+            owners: 1,
         }
     }
 }
@@ -149,9 +156,14 @@ pub(crate) struct Shared {
     pub metrics: Metrics,
     /// The live view as last published by the owner; subscribers count as watchers.
     pub live: watch::Sender<Arc<LiveSnapshot>>,
-    /// Ask the owner for an up-to-date live view (computed only for groups that changed).
-    pub live_requests: mpsc::Sender<oneshot::Sender<Arc<LiveSnapshot>>>,
-    pub owner: mpsc::Sender<Job>,
+    /// Ask an owner for its up-to-date part of the live view (computed only for groups that
+    /// changed); one queue per owner.
+    pub live_requests: Vec<mpsc::Sender<oneshot::Sender<Arc<LiveSnapshot>>>>,
+    /// Each owner's last published part of the live view (several owners only: `live` is
+    /// their merge).
+    pub live_parts: Vec<std::sync::Mutex<Arc<LiveSnapshot>>>,
+    /// The owners' job queues, behind the placement rule.
+    pub owner: routing::Router,
     pub streams_enabled: bool,
     /// Request bytes held by all connections (`queued.max.request.bytes`).
     pub request_memory: MemoryBudget,
@@ -170,10 +182,36 @@ impl Shared {
     /// An up-to-date live view (also published to the SSE subscribers); `None` once the owner
     /// stopped.
     pub async fn fresh_live(&self) -> Option<Arc<LiveSnapshot>> {
-        let (tx, rx) = oneshot::channel();
-        self.live_requests.send(tx).await.ok()?;
-        rx.await.ok()
+        let mut parts = Vec::with_capacity(self.live_requests.len());
+        for q in &self.live_requests {
+            let (tx, rx) = oneshot::channel();
+            q.send(tx).await.ok()?;
+            parts.push(rx);
+        }
+        let mut got = Vec::with_capacity(parts.len());
+        for rx in parts {
+            got.push(rx.await.ok()?);
+        }
+        if got.len() == 1 {
+            return got.pop();
+        }
+        Some(merge_live(&got))
     }
+}
+
+/// The live view of several owners: every owner's groups (each group is on one owner), by id.
+pub(crate) fn merge_live(parts: &[Arc<LiveSnapshot>]) -> Arc<LiveSnapshot> {
+    let mut groups: Vec<Arc<web::LiveGroup>> = parts
+        .iter()
+        .flat_map(|p| p.groups.iter().cloned())
+        .collect();
+    groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    Arc::new(LiveSnapshot {
+        seq: parts.iter().map(|p| p.seq).sum(),
+        time_ms: parts.iter().map(|p| p.time_ms).max().unwrap_or(0),
+        topics: parts.first().map(|p| p.topics.clone()).unwrap_or_default(),
+        groups,
+    })
 }
 
 /// Why a running server stopped by itself.
@@ -286,6 +324,10 @@ pub enum StartError {
         /// The error.
         source: std::io::Error,
     },
+    /// The data directory's shards do not match the owner count, or one is missing or damaged
+    /// (the message names the directory).
+    #[error("{0}")]
+    Shards(String),
     /// Anything else that stops start-up (the start-up topics, a thread that would not start).
     #[error("{0}")]
     Other(String),
@@ -418,16 +460,25 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let bound = bind_listeners(&listener_configs(&opts)).await?;
     let addr = bound[0].1.bound;
     let (host, port) = bound[0].1.advertised.clone();
-    let mut coord = Coordinator::new(opts.coordinator.clone());
-    coord.set_assignment_offload(opts.assignment_offload_min_work);
-    let mut state = State::new(coord, host, port);
-    state.advertised = bound
-        .iter()
-        .map(|(_, e)| (e.name.clone(), e.advertised.clone()))
+    let owner_count = opts.owners.max(1);
+    let dirs =
+        storage::layout::prepare(&opts.data_dir, owner_count, routing::COORDINATOR_PARTITIONS)
+            .map_err(StartError::Shards)?;
+    let mut states: Vec<State> = (0..owner_count)
+        .map(|_| {
+            let mut coord = Coordinator::new(opts.coordinator.clone());
+            coord.set_assignment_offload(opts.assignment_offload_min_work);
+            let mut state = State::new(coord, host.clone(), port);
+            state.advertised = bound
+                .iter()
+                .map(|(_, e)| (e.name.clone(), e.advertised.clone()))
+                .collect();
+            state.authorizer = acl::Authorizer::new(&opts.server.authorizer);
+            state.topic_defaults = opts.server.topic_defaults.clone();
+            state
+        })
         .collect();
-    state.authorizer = acl::Authorizer::new(&opts.server.authorizer);
-    state.topic_defaults = opts.server.topic_defaults.clone();
-    let mut log = storage::recover(&opts.data_dir, opts.snapshot_bytes, &mut state)?;
+    let mut logs = load_owners(&dirs, opts.snapshot_bytes, &mut states)?;
 
     // Topics from the command line (and the demo's).
     let mut wanted = opts.topics.clone();
@@ -439,34 +490,47 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     }
     let missing: Vec<TopicChange> = wanted
         .iter()
-        .filter(|(n, _)| !state.topics.contains_key(n))
+        .filter(|(n, _)| !states[0].topics.contains_key(n))
         .map(|(n, p)| TopicChange::Set {
             name: n.clone(),
             partitions: *p,
         })
         .collect();
     if !missing.is_empty() {
-        state.apply_topics(&missing);
-        log.append(&[LogEntry::Topics(missing)])
+        states.iter_mut().for_each(|s| s.apply_topics(&missing));
+        logs[0]
+            .append(&[LogEntry::Topics(missing)])
             .map_err(|e| StartError::Other(format!("log append: {e}")))?;
-        log.sync()
+        logs[0]
+            .sync()
             .map_err(|e| StartError::Other(format!("log fsync: {e}")))?;
     }
 
     let (live_tx, _) = watch::channel(Arc::new(LiveSnapshot::default()));
-    let (live_req_tx, live_req_rx) = mpsc::channel(64);
-    let (owner_tx, owner_rx) = mpsc::channel::<Job>(4096);
+    let mut live_req_txs = Vec::with_capacity(owner_count);
+    let mut live_req_rxs = Vec::with_capacity(owner_count);
+    let mut owner_txs = Vec::with_capacity(owner_count);
+    let mut owner_rxs = Vec::with_capacity(owner_count);
+    for _ in 0..owner_count {
+        let (tx, rx) = mpsc::channel(64);
+        live_req_txs.push(tx);
+        live_req_rxs.push(rx);
+        let (tx, rx) = mpsc::channel::<Job>(4096);
+        owner_txs.push(tx);
+        owner_rxs.push(rx);
+    }
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let shutdown_tx = Arc::new(shutdown_tx);
     let shared = Arc::new(Shared {
         metrics: Metrics::default(),
         live: live_tx,
-        live_requests: live_req_tx,
-        owner: owner_tx,
+        live_requests: live_req_txs,
+        live_parts: (0..owner_count).map(|_| Default::default()).collect(),
+        owner: routing::Router::new(owner_txs),
         streams_enabled: opts.coordinator.streams_enabled,
         request_memory: MemoryBudget::new(server_budget(&opts.server)),
         authorize: opts.server.authorizer.enabled(),
-        scram: state.scram.clone(),
+        scram: states[0].scram.clone(),
         history: Default::default(),
         watch: Default::default(),
     });
@@ -476,29 +540,73 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     if opts.demo {
         shared.watch.looked(now_ms().0);
     }
-    shared
-        .metrics
-        .log_bytes
-        .store(log.total_bytes(), std::sync::atomic::Ordering::Relaxed);
+    shared.metrics.log_bytes.store(
+        logs.iter().map(|l| l.total_bytes()).sum(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
 
-    let (committer, commit_thread) = Committer::spawn(log, shared.clone(), shutdown_tx.clone())
+    // With several owners: a registry queue per owner (owner 0 receives the others' registry
+    // writes; the others receive owner 0's broadcasts).
+    let (registry_txs, mut registry_rxs): (Vec<_>, Vec<_>) = (0..owner_count)
+        .map(|_| {
+            let (tx, rx) = mpsc::unbounded_channel::<owner::RegistryMsg>();
+            (tx, Some(rx))
+        })
+        .unzip();
+    let mut owner_threads = Vec::with_capacity(owner_count);
+    let mut commit_threads = Vec::with_capacity(owner_count);
+    let sharded = owner_count > 1;
+    let parts = states
+        .into_iter()
+        .zip(logs)
+        .zip(owner_rxs.into_iter().zip(live_req_rxs));
+    for (i, ((state, log), (jobs, live_requests))) in parts.enumerate() {
+        let peers = if sharded && i == 0 {
+            registry_txs[1..].to_vec()
+        } else {
+            Vec::new()
+        };
+        let suffix = if sharded {
+            format!("-{i}")
+        } else {
+            String::new()
+        };
+        let (committer, commit_thread) = Committer::spawn(
+            log,
+            shared.clone(),
+            shutdown_tx.clone(),
+            peers,
+            format!("groupcoord-commit{suffix}"),
+        )
         .map_err(|e| StartError::Other(format!("commit thread: {e}")))?;
-    let owner = Owner {
-        state,
-        jobs: owner_rx,
-        live_requests: live_req_rx,
-        committer,
-        shared: shared.clone(),
-        shutdown: shutdown_rx.clone(),
-        spin: opts.owner_spin,
-        panic_on_client_id: opts.panic_owner_on_client_id.clone(),
-        parked: Default::default(),
-        assignments: owner::AssignmentWorker::spawn()
-            .map_err(|e| StartError::Other(format!("assignment thread: {e}")))?,
-    };
-    let owner_thread = owner
-        .spawn()
-        .map_err(|e| StartError::Other(format!("owner thread: {e}")))?;
+        let owner = Owner {
+            index: i,
+            state,
+            jobs,
+            live_requests,
+            committer,
+            shared: shared.clone(),
+            shutdown: shutdown_rx.clone(),
+            spin: opts.owner_spin,
+            panic_on_client_id: opts.panic_owner_on_client_id.clone(),
+            parked: Default::default(),
+            assignments: owner::AssignmentWorker::spawn()
+                .map_err(|e| StartError::Other(format!("assignment thread: {e}")))?,
+            registry: if sharded {
+                registry_rxs[i].take()
+            } else {
+                None
+            },
+            to_registry: (sharded && i > 0).then(|| registry_txs[0].clone()),
+        };
+        owner_threads.push(
+            owner
+                .spawn(format!("groupcoord-owner{suffix}"))
+                .map_err(|e| StartError::Other(format!("owner thread: {e}")))?,
+        );
+        commit_threads.push(commit_thread);
+    }
+    drop(registry_txs);
     let open = listener::OpenConnections::default();
     let mut listeners = Vec::new();
     let mut acceptors = Vec::new();
@@ -549,22 +657,38 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     info!(%addr, http = ?http_addr, data_dir = %opts.data_dir.display(), "groupcoord serving");
     let stop = shutdown_tx.clone();
     let done = tokio::spawn(async move {
-        // The owner ends on shutdown, or on its own when it failed: either way everything else
+        // An owner ends on shutdown, or on its own when it failed: either way everything else
         // stops with it, so that a dead owner never leaves a server that accepts connections
         // and cannot answer them.
-        let owner_result = tokio::task::spawn_blocking(move || owner_thread.join())
-            .await
-            .unwrap_or(Ok(()));
+        let (first, _, others) = futures::future::select_all(
+            owner_threads
+                .into_iter()
+                .map(|t| tokio::task::spawn_blocking(move || t.join())),
+        )
+        .await;
         let _ = stop.send(true);
+        let mut owner_results = vec![first.unwrap_or(Ok(()))];
+        for r in futures::future::join_all(others).await {
+            owner_results.push(r.unwrap_or(Ok(())));
+        }
         let _ = acceptor.await;
-        let commit_result = tokio::task::spawn_blocking(move || commit_thread.join())
-            .await
-            .unwrap_or(Ok(Ok(())));
-        let result = match (owner_result, commit_result) {
-            (Err(panic), _) => Err(ServerError::OwnerPanicked(panic_message(&panic))),
-            (_, Err(panic)) => Err(ServerError::CommitPanicked(panic_message(&panic))),
-            (_, Ok(Err(e))) => Err(ServerError::Commit(e)),
-            (Ok(()), Ok(Ok(()))) => Ok(()),
+        let mut commit_results = Vec::new();
+        for t in commit_threads {
+            commit_results.push(
+                tokio::task::spawn_blocking(move || t.join())
+                    .await
+                    .unwrap_or(Ok(Ok(()))),
+            );
+        }
+        let owner_panic = owner_results.into_iter().find_map(|r| r.err());
+        let commit_failure = commit_results
+            .into_iter()
+            .find(|r| !matches!(r, Ok(Ok(()))));
+        let result = match (owner_panic, commit_failure) {
+            (Some(panic), _) => Err(ServerError::OwnerPanicked(panic_message(&panic))),
+            (_, Some(Err(panic))) => Err(ServerError::CommitPanicked(panic_message(&panic))),
+            (_, Some(Ok(Err(e)))) => Err(ServerError::Commit(e)),
+            _ => Ok(()),
         };
         match &result {
             Ok(()) => info!("log flushed; server stopped"),
@@ -581,6 +705,61 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         done: Some(done),
         result: None,
     })
+}
+
+/// Replays every owner's log into its state: one log in place with one owner; with several,
+/// every shard on a thread of its own, in parallel. Then the other owners take owner 0's
+/// registries (only its log holds them), and owner 0's data plane the offset floors of every
+/// owner's groups.
+fn load_owners(
+    dirs: &[PathBuf],
+    snapshot_bytes: u64,
+    states: &mut [State],
+) -> Result<Vec<storage::log::Log>, StartError> {
+    if let ([dir], [state]) = (dirs, &mut *states) {
+        return Ok(vec![storage::recover(dir, snapshot_bytes, state)?]);
+    }
+    let t0 = std::time::Instant::now();
+    let results: Vec<Result<storage::log::Log, StartError>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(dirs.len());
+        for (i, (dir, state)) in dirs.iter().zip(states.iter_mut()).enumerate() {
+            let spawned = std::thread::Builder::new()
+                .name(format!("groupcoord-replay-{i}"))
+                .spawn_scoped(scope, move || storage::recover(dir, snapshot_bytes, state));
+            handles.push((dir, spawned));
+        }
+        handles
+            .into_iter()
+            .map(|(dir, h)| match h {
+                Ok(h) => match h.join() {
+                    Ok(r) => r.map_err(StartError::from),
+                    Err(p) => Err(StartError::Other(format!(
+                        "replay of {} panicked: {}",
+                        dir.display(),
+                        panic_message(&p)
+                    ))),
+                },
+                Err(e) => Err(StartError::Other(format!(
+                    "replay thread for {}: {e}",
+                    dir.display()
+                ))),
+            })
+            .collect()
+    });
+    let logs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let (first, rest) = states.split_first_mut().expect("at least one owner");
+    let mut floors = Vec::new();
+    for s in rest.iter_mut() {
+        s.adopt_registries(first).map_err(StartError::Other)?;
+        floors.extend(s.committed_floors());
+    }
+    first.data.set_offset_floors(floors);
+    info!(
+        owners = dirs.len(),
+        ms = t0.elapsed().as_millis() as u64,
+        "every shard replayed"
+    );
+    Ok(logs)
 }
 
 /// `queued.max.request.bytes`, raised if needed so that one maximal frame (with its length

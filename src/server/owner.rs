@@ -183,6 +183,18 @@ impl AssignmentWorker {
     }
 }
 
+/// The global registries (topics, ACLs, group configs, SCRAM) between owners, when there are
+/// several (docs/sharding.md, "Global entries"): owner 0 holds them and logs them; the others
+/// apply copies.
+pub(crate) enum RegistryMsg {
+    /// To owner 0: registry entries another owner wrote (a streams group's internal topics),
+    /// to be applied, logged in owner 0's log and broadcast.
+    Write(Vec<LogEntry>),
+    /// To the other owners: entries durable in owner 0's log, to apply; `done` is told once
+    /// they are applied (owner 0's commit thread waits for it before releasing the replies).
+    Apply(Arc<Vec<LogEntry>>, std::sync::mpsc::Sender<()>),
+}
+
 /// Jobs taken per batch at most.
 const MAX_BATCH: usize = 1024;
 /// The live view is published at most this often.
@@ -190,6 +202,8 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 
 /// The owner task and everything it owns.
 pub struct Owner {
+    /// Which owner this is (0 holds the global registries).
+    pub index: usize,
     pub state: State,
     pub jobs: mpsc::Receiver<Job>,
     pub live_requests: mpsc::Receiver<oneshot::Sender<Arc<LiveSnapshot>>>,
@@ -204,24 +218,26 @@ pub struct Owner {
     pub parked: ParkedJobs,
     /// Where large assignments are computed.
     pub assignments: AssignmentWorker,
+    /// Registry messages for this owner (`None` with one owner).
+    pub registry: Option<mpsc::UnboundedReceiver<RegistryMsg>>,
+    /// Owner 0's registry queue, on the other owners: where their registry entries go.
+    pub to_registry: Option<mpsc::UnboundedSender<RegistryMsg>>,
 }
 
 impl Owner {
     /// Run on a thread of its own. The thread ends on shutdown, when the commit path failed, or
     /// by panicking; the server watches for all three.
-    pub fn spawn(self) -> std::io::Result<JoinHandle<()>> {
+    pub fn spawn(self, name: String) -> std::io::Result<JoinHandle<()>> {
         // Built here, so that a failure (out of file descriptors) fails start-up rather than
         // the thread.
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        std::thread::Builder::new()
-            .name("groupcoord-owner".into())
-            .spawn(move || {
-                if rt.block_on(self.run()).is_err() {
-                    error!("commit thread gone; owner stopped");
-                }
-            })
+        std::thread::Builder::new().name(name).spawn(move || {
+            if rt.block_on(self.run()).is_err() {
+                error!("commit thread gone; owner stopped");
+            }
+        })
     }
 
     /// The loop. Dropping `self` at the end closes the commit channel: the commit thread drains,
@@ -270,6 +286,9 @@ impl Owner {
                 while let Ok(result) = self.assignments.results.try_recv() {
                     self.complete_assignment(result, &mut live)?;
                 }
+                while let Some(msg) = self.registry.as_mut().and_then(|r| r.try_recv().ok()) {
+                    self.registry_msg(msg, &mut live)?;
+                }
                 while let Ok(asker) = self.live_requests.try_recv() {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
                 }
@@ -299,6 +318,9 @@ impl Owner {
                 }
                 Some(asker) = self.live_requests.recv() => {
                     let _ = asker.send(self.publish(&mut live, &mut last_publish));
+                }
+                Some(msg) = async { self.registry.as_mut()?.recv().await }, if self.registry.is_some() => {
+                    self.registry_msg(msg, &mut live)?;
                 }
                 _ = async { tokio::time::sleep_until(wake.unwrap()).await }, if wake.is_some() => {
                     self.fire(&mut live)?;
@@ -340,7 +362,7 @@ impl Owner {
                 if let Some(history) = history.as_mut() {
                     history.handled(now.0, header, req, &h);
                 }
-                entries.extend(h.entries);
+                forward_globals(self.to_registry.as_ref(), h.entries, &mut entries);
                 resps.push(h.resp);
             }
             let wrote = entries.len() > before;
@@ -380,7 +402,9 @@ impl Owner {
         result: AssignmentResult,
         live: &mut LiveView,
     ) -> Result<(), CommitGone> {
-        let entries = self.state.complete_assignment(now_ms(), result);
+        let mut entries = Vec::new();
+        let written = self.state.complete_assignment(now_ms(), result);
+        forward_globals(self.to_registry.as_ref(), written, &mut entries);
         if entries.is_empty() {
             return Ok(());
         }
@@ -390,7 +414,9 @@ impl Owner {
 
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
         let now = now_ms();
-        let entries = self.state.fire_timers(now);
+        let mut entries = Vec::new();
+        let fired = self.state.fire_timers(now);
+        forward_globals(self.to_registry.as_ref(), fired, &mut entries);
         if let Some(mut history) = watched_history(&self.shared) {
             for e in &entries {
                 if let LogEntry::Records(rs) = e {
@@ -406,6 +432,39 @@ impl Owner {
         }
         self.note(&entries, live);
         self.committer.submit(entries, replies)
+    }
+
+    /// A registry message (several owners only).
+    fn registry_msg(&mut self, msg: RegistryMsg, live: &mut LiveView) -> Result<(), CommitGone> {
+        match msg {
+            RegistryMsg::Write(entries) => {
+                // Owner 0: keep what is still news (another owner's copy may be behind).
+                let entries: Vec<LogEntry> = entries
+                    .into_iter()
+                    .filter_map(|e| self.state.registry_news(e))
+                    .collect();
+                for e in &entries {
+                    if let Err(e) = super::storage::apply_entry(&mut self.state, e) {
+                        error!("registry entry from another owner not applied: {e}");
+                    }
+                }
+                if entries.is_empty() {
+                    return Ok(());
+                }
+                self.note(&entries, live);
+                self.committer.submit(entries, Vec::new())
+            }
+            RegistryMsg::Apply(entries, done) => {
+                for e in entries.iter() {
+                    if let Err(e) = super::storage::apply_entry(&mut self.state, e) {
+                        error!("registry entry from owner 0 not applied: {e}");
+                    }
+                }
+                self.note(&entries, live);
+                let _ = done.send(());
+                Ok(())
+            }
+        }
     }
 
     /// Give every answer the core completed to its parked job; complete jobs join `replies`,
@@ -446,9 +505,48 @@ impl Owner {
 
     fn publish(&self, live: &mut LiveView, last: &mut Instant) -> Arc<LiveSnapshot> {
         let snap = live.snapshot(&self.state, &self.shared.metrics);
-        self.shared.live.send_replace(snap.clone());
+        if self.shared.live_parts.len() > 1 {
+            // Several owners: the published view is the merge of every owner's last part.
+            let merged = {
+                let mut parts = Vec::with_capacity(self.shared.live_parts.len());
+                for (i, p) in self.shared.live_parts.iter().enumerate() {
+                    let mut p = p.lock().unwrap_or_else(|e| e.into_inner());
+                    if i == self.index {
+                        *p = snap.clone();
+                    }
+                    parts.push(p.clone());
+                }
+                super::merge_live(&parts)
+            };
+            self.shared.live.send_replace(merged);
+        } else {
+            self.shared.live.send_replace(snap.clone());
+        }
         *last = Instant::now();
         snap
+    }
+}
+
+/// Moves `written` to `entries`, except, on an owner other than 0 (`to_registry` set), the
+/// registry entries: those go to owner 0, which logs them and gives them to every owner.
+fn forward_globals(
+    to_registry: Option<&mpsc::UnboundedSender<RegistryMsg>>,
+    written: Vec<LogEntry>,
+    entries: &mut Vec<LogEntry>,
+) {
+    let Some(to) = to_registry else {
+        entries.extend(written);
+        return;
+    };
+    let mut globals = Vec::new();
+    for e in written {
+        match e {
+            LogEntry::Records(_) => entries.push(e),
+            _ => globals.push(e),
+        }
+    }
+    if !globals.is_empty() {
+        let _ = to.send(RegistryMsg::Write(globals));
     }
 }
 

@@ -54,3 +54,13 @@ pub async fn live_group(addr: std::net::SocketAddr, group: &str) -> serde_json::
         .unwrap_or_else(|| panic!("{group} in {body}"))
         .clone()
 }
+
+/// The owner count of the servers the tests start: `GC_TEST_OWNERS` (default 1), so that the
+/// server suites run sharded with `GC_TEST_OWNERS=2` (docs/sharding.md).
+pub fn test_owners() -> usize {
+    std::env::var("GC_TEST_OWNERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
+}

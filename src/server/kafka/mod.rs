@@ -164,6 +164,60 @@ impl State {
         self.data.set_offset_floors(self.coord.offset_floors());
     }
 
+    /// With several owners: the part of a registry entry another owner wrote that is still news
+    /// here, on owner 0 (a topic it asked for may exist by now, made by someone else).
+    pub(crate) fn registry_news(&self, entry: LogEntry) -> Option<LogEntry> {
+        match entry {
+            LogEntry::Topics(ts) => {
+                let ts: Vec<TopicChange> = ts
+                    .into_iter()
+                    .filter(|t| match t {
+                        TopicChange::Set { name, .. } => !self.topics.contains_key(name),
+                        TopicChange::Delete { .. } => false,
+                    })
+                    .collect();
+                (!ts.is_empty()).then_some(LogEntry::Topics(ts))
+            }
+            LogEntry::Records(_) => None,
+            other => Some(other),
+        }
+    }
+
+    /// With several owners, after start-up: take owner 0's registries (topics, ACLs, group
+    /// configs), which only its log holds, into this owner's state.
+    pub(crate) fn adopt_registries(&mut self, from: &State) -> Result<(), String> {
+        let topics: Vec<TopicChange> = from
+            .topics
+            .iter()
+            .map(|(name, partitions)| TopicChange::Set {
+                name: name.clone(),
+                partitions: *partitions,
+            })
+            .collect();
+        self.apply_topics(&topics);
+        self.authorizer = from.authorizer.clone();
+        let configs: Vec<crate::server::storage::log::GroupConfigChange> = from
+            .group_configs
+            .iter()
+            .flat_map(|(group, keys)| {
+                keys.iter().map(
+                    |(key, value)| crate::server::storage::log::GroupConfigChange {
+                        group: group.clone(),
+                        key: key.clone(),
+                        value: Some(value.clone()),
+                    },
+                )
+            })
+            .collect();
+        self.replay_group_configs(&configs)
+    }
+
+    /// The highest committed offset of every partition this owner's groups committed (the data
+    /// plane's offset floors: with several owners, owner 0's data plane takes every owner's).
+    pub(crate) fn committed_floors(&self) -> Vec<((String, i32), i64)> {
+        self.coord.offset_floors()
+    }
+
     /// Apply a replayed or new topic change to the registry (no logging).
     pub fn apply_topics(&mut self, changes: &[TopicChange]) {
         for c in changes {

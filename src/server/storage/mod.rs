@@ -3,6 +3,7 @@
 
 mod commit_mark;
 pub mod format;
+pub(crate) mod layout;
 mod lock;
 pub mod log;
 pub mod log_tool;
@@ -16,11 +17,10 @@ use tracing::{info, warn};
 use self::log::{LoadError, Log, LogEntry};
 use super::kafka::State;
 
-/// Open the log in `dir`, replay it into `state` and arm the coordinator's timers, as Kafka does
-/// when it loads a coordinator partition.
-pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log, LoadError> {
-    let t0 = Instant::now();
-    let (log, report) = Log::open(dir, snapshot_bytes, |entry| match entry {
+/// Apply one entry read back from a log (or, with several owners, a registry entry owner 0
+/// logged) to `state`.
+pub(crate) fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<(), String> {
+    match entry {
         LogEntry::Records(rs) => {
             for r in rs {
                 state
@@ -40,7 +40,14 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
             state.apply_scram(cs);
             Ok(())
         }
-    })?;
+    }
+}
+
+/// Open the log in `dir`, replay it into `state` and arm the coordinator's timers, as Kafka does
+/// when it loads a coordinator partition.
+pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log, LoadError> {
+    let t0 = Instant::now();
+    let (log, report) = Log::open(dir, snapshot_bytes, |entry| apply_entry(state, entry))?;
     if let Some((path, offset, dropped, reason)) = &report.truncated {
         warn!(file = %path.display(), offset, dropped, reason = %reason, "torn log tail truncated");
     }

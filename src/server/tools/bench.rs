@@ -73,6 +73,9 @@ pub struct LoadArgs {
     /// sockets on one poller.
     #[arg(long, default_value_t = 1)]
     pub client_threads: usize,
+    /// Owner threads of the server it starts (`serve --owners`; not with `--addr`).
+    #[arg(long, default_value_t = 1)]
+    pub owners: usize,
 }
 
 #[derive(Clone)]
@@ -425,6 +428,7 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             o.topics = vec![(TOPIC.to_string(), parts)];
             o.coordinator.initial_rebalance_delay_ms = 0;
             o.max_inflight_per_connection = 1024;
+            o.owners = a.owners.max(1);
             tmp = Some(dir);
             match crate::server::start(o).await {
                 Ok(h) => (h.addr, Some(h)),

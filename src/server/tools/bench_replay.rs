@@ -15,6 +15,7 @@ use crate::records::{
     OffsetCommitValue, Record, TargetAssignmentMetadataValue,
 };
 use crate::server::shards;
+use crate::server::storage::layout;
 use crate::server::storage::log::{Log, LogEntry, TopicChange};
 use crate::types::TasksTuple;
 
@@ -39,6 +40,10 @@ pub struct ReplayArgs {
     /// Keep the log in this directory (default: a temporary one, removed at the end).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Owner counts to measure (`--owners 1,2`): the same records are written once per count,
+    /// in that count's layout (sharded by coordinator partition), and the start-ups alternate.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub owners: Vec<usize>,
 }
 
 const PARTITIONS: i32 = 50;
@@ -174,18 +179,25 @@ struct Built {
 /// Write the log: 85% of the records are offset commits (10 partitions of one group at a time,
 /// so keys are overwritten as a running application does), 15% members joining and leaving
 /// (3 to 8 members per group).
-fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
-    let (mut log, _) = Log::open(dir, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
-    log.append(&[LogEntry::Topics(vec![TopicChange::Set {
-        name: TOPIC.into(),
-        partitions: PARTITIONS,
-    }])])
-    .map_err(|e| e.to_string())?;
+fn build(dir: &Path, records: usize, groups: usize, owners: usize) -> Result<Built, String> {
+    let dirs = layout::prepare(dir, owners, OFFSETS_PARTITIONS)?;
+    let mut logs = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        let (log, _) = Log::open(d, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
+        logs.push(log);
+    }
+    // The registry (topics) is owner 0's.
+    logs[0]
+        .append(&[LogEntry::Topics(vec![TopicChange::Set {
+            name: TOPIC.into(),
+            partitions: PARTITIONS,
+        }])])
+        .map_err(|e| e.to_string())?;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut state = vec![Group::default(); groups];
     let now = 1_764_000_000_000i64;
     let (mut written, mut offset_commits, mut churn) = (0, 0, 0);
-    let mut batch: Vec<Record> = Vec::new();
+    let mut batches: Vec<Vec<Record>> = vec![Vec::new(); logs.len()];
     let mut per_owner = [0usize; 2];
     while written < records {
         let g = rng.below(groups);
@@ -226,18 +238,24 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
         written += rs.len();
         let partition = shards::coordinator_partition(&gid, OFFSETS_PARTITIONS);
         per_owner[shards::owner_of_partition(partition, 2)] += rs.len();
+        let owner = shards::owner_of_partition(partition, logs.len());
+        let batch = &mut batches[owner];
         batch.extend(rs);
         if batch.len() >= 200 {
-            log.append(&[LogEntry::Records(std::mem::take(&mut batch))])
+            logs[owner]
+                .append(&[LogEntry::Records(std::mem::take(batch))])
                 .map_err(|e| e.to_string())?;
         }
     }
-    if !batch.is_empty() {
-        log.append(&[LogEntry::Records(batch)])
-            .map_err(|e| e.to_string())?;
+    let mut bytes = 0;
+    for (log, batch) in logs.iter_mut().zip(batches) {
+        if !batch.is_empty() {
+            log.append(&[LogEntry::Records(batch)])
+                .map_err(|e| e.to_string())?;
+        }
+        log.sync().map_err(|e| e.to_string())?;
+        bytes += log.total_bytes();
     }
-    log.sync().map_err(|e| e.to_string())?;
-    let bytes = log.total_bytes();
     let probe = state
         .iter()
         .position(|g| !g.members.is_empty())
@@ -253,12 +271,22 @@ fn build(dir: &Path, records: usize, groups: usize) -> Result<Built, String> {
 }
 
 /// One start-up: ms to the first answered describe, peak RSS in bytes.
-async fn start_once(bin: &Path, dir: &Path, probe: &str) -> Result<(f64, u64), String> {
+async fn start_once(
+    bin: &Path,
+    dir: &Path,
+    probe: &str,
+    owners: usize,
+) -> Result<(f64, u64), String> {
     let t0 = Instant::now();
-    let mut child = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+    let mut cmd = Command::new(bin);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir)
-        .args(["--snapshot-bytes", &u64::MAX.to_string()])
+        .args(["--snapshot-bytes", &u64::MAX.to_string()]);
+    if owners > 1 {
+        // Only then: a --compare-bin from before sharding still runs one owner.
+        cmd.args(["--owners", &owners.to_string()]);
+    }
+    let mut child = cmd
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -345,39 +373,71 @@ pub async fn run(a: ReplayArgs) -> ExitCode {
 
 async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     let groups = a.groups.unwrap_or(a.records / 100).max(1);
-    let t = Instant::now();
-    let built = build(dir, a.records, groups)?;
-    println!(
-        "groupcoord bench replay: {} records ({} offset commits, {} member churn) in {groups} \
-         groups, log {:.1} MB, written in {:.1} s at {}",
-        built.records,
-        built.offset_commits,
-        built.churn,
-        built.bytes as f64 / 1e6,
-        t.elapsed().as_secs_f64(),
-        dir.display()
-    );
+    let mut owner_counts = a.owners.clone();
+    owner_counts.dedup();
+    if owner_counts
+        .iter()
+        .any(|&n| n == 0 || n > OFFSETS_PARTITIONS as usize)
+    {
+        return Err(format!(
+            "--owners: each count must be 1 to {OFFSETS_PARTITIONS}"
+        ));
+    }
+    // One log per owner count, the same records in each.
+    let mut built = Vec::new();
+    for &n in &owner_counts {
+        let at = dir.join(format!("owners-{n}"));
+        let t = Instant::now();
+        let b = build(&at, a.records, groups, n)?;
+        println!(
+            "groupcoord bench replay: {} records ({} offset commits, {} member churn) in \
+             {groups} groups, log {:.1} MB over {n} owner{}, written in {:.1} s at {}",
+            b.records,
+            b.offset_commits,
+            b.churn,
+            b.bytes as f64 / 1e6,
+            if n == 1 { "" } else { "s" },
+            t.elapsed().as_secs_f64(),
+            at.display()
+        );
+        built.push((n, at, b));
+    }
+    let per_owner = built[0].2.per_owner;
     println!(
         "placement (abs(Java hashCode(group id)) % 50 partitions, partitions dealt over 2 \
          owners): {} / {} records",
-        built.per_owner[0], built.per_owner[1]
+        per_owner[0], per_owner[1]
     );
     let this = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut bins = vec![("this build", this)];
     if let Some(b) = &a.compare_bin {
         bins.push(("--compare-bin", b.clone()));
     }
+    // Every (binary, owner count), alternating within each round.
+    let mut configs = Vec::new();
+    for (name, bin) in &bins {
+        for (k, (n, _, _)) in built.iter().enumerate() {
+            configs.push((
+                format!("{name}, {n} owner{}", if *n == 1 { "" } else { "s" }),
+                bin,
+                k,
+            ));
+        }
+    }
     println!();
-    println!("| round | binary | start to first answer ms | peak RSS MB | peak RSS / log |");
+    println!(
+        "| round | binary, owners | start to first answer ms | peak RSS MB | peak RSS / log |"
+    );
     println!("|---:|---|---:|---:|---:|");
-    let mut results: Vec<Vec<(f64, u64)>> = vec![Vec::new(); bins.len()];
+    let mut results: Vec<Vec<(f64, u64)>> = vec![Vec::new(); configs.len()];
     for round in 1..=a.rounds {
-        for (i, (name, bin)) in bins.iter().enumerate() {
-            let (ms, rss) = start_once(bin, dir, &built.probe).await?;
+        for (i, (name, bin, k)) in configs.iter().enumerate() {
+            let (n, at, b) = &built[*k];
+            let (ms, rss) = start_once(bin, at, &b.probe, *n).await?;
             println!(
                 "| {round} | {name} | {ms:.0} | {:.1} | {:.2} |",
                 rss as f64 / 1e6,
-                rss as f64 / built.bytes.max(1) as f64
+                rss as f64 / b.bytes.max(1) as f64
             );
             results[i].push((ms, rss));
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -385,7 +445,8 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     }
     println!();
     let mut medians = Vec::new();
-    for (i, (name, _)) in bins.iter().enumerate() {
+    for (i, (name, _, k)) in configs.iter().enumerate() {
+        let bytes = built[*k].2.bytes;
         let mut ms: Vec<f64> = results[i].iter().map(|r| r.0).collect();
         let mut rss: Vec<f64> = results[i].iter().map(|r| r.1 as f64).collect();
         let (lo, hi) = (
@@ -396,16 +457,19 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
         println!(
             "{name}: median {m:.0} ms ({lo:.0}-{hi:.0}), median peak RSS {:.1} MB = {:.2}× the log",
             r / 1e6,
-            r / built.bytes.max(1) as f64
+            r / bytes.max(1) as f64
         );
-        medians.push((m, r));
+        medians.push((name.clone(), m, r));
     }
-    if medians.len() == 2 {
-        println!(
-            "ratio --compare-bin / this build: time {:.2}×, peak RSS {:.2}×",
-            medians[1].0 / medians[0].0.max(1e-9),
-            medians[1].1 / medians[0].1.max(1.0)
-        );
+    // Against the first configuration (this build with the first owner count).
+    if let Some((base, bm, br)) = medians.first().cloned() {
+        for (name, m, r) in medians.iter().skip(1) {
+            println!(
+                "ratio {name} / {base}: time {:.2}×, peak RSS {:.2}×",
+                m / bm.max(1e-9),
+                r / br.max(1.0)
+            );
+        }
     }
     Ok(())
 }

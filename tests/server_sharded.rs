@@ -1,0 +1,250 @@
+//! The server with two owners (`--owners 2`, docs/sharding.md) in one process: groups on both
+//! owners answer as one server (offsets, consumer groups, multi-group requests split and merged
+//! in request order, a topic created on owner 0 seen by owner 1's groups), a restart replays both
+//! shards, and a data directory is only loaded whole, with the owner count it was written with.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::{s, temp_dir};
+
+use std::path::PathBuf;
+
+use groupcoord::server::tools::client::Client;
+use groupcoord::server::{ServeOptions, ServerHandle, StartError, start};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
+use kafka_protocol::messages::*;
+
+// Placement with 50 coordinator partitions over 2 owners (Java's String.hashCode):
+// g-a -> partition 25 (owner 1), g-b -> 26 (owner 0), g-c -> 27 (owner 1), cons-b -> 48 (owner 0),
+// cons-a -> 49 (owner 1).
+const ON_1: &str = "g-a";
+const ON_0: &str = "g-b";
+const ALSO_ON_1: &str = "g-c";
+
+fn options(dir: PathBuf, owners: usize) -> ServeOptions {
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir);
+    o.topics = vec![("t".into(), 4)];
+    o.coordinator.consumer.assignment_interval_ms = 0;
+    o.owners = owners;
+    o
+}
+
+async fn commit(c: &mut Client, group: &str, offset: i64) {
+    let mut p = OffsetCommitRequestPartition::default();
+    p.partition_index = 0;
+    p.committed_offset = offset;
+    let mut t = OffsetCommitRequestTopic::default();
+    t.name = TopicName(s("t"));
+    t.partitions = vec![p];
+    let mut r = OffsetCommitRequest::default();
+    r.group_id = GroupId(s(group));
+    r.generation_id_or_member_epoch = -1;
+    r.topics = vec![t];
+    let resp = c.call(8, &r).await.expect("commit");
+    assert_eq!(resp.topics[0].partitions[0].error_code, 0, "{group}");
+}
+
+/// OffsetFetch v8 for several groups in one request: (group, offset of t-0) in response order.
+async fn fetch(c: &mut Client, groups: &[&str]) -> Vec<(String, i64)> {
+    let mut r = OffsetFetchRequest::default();
+    r.groups = groups
+        .iter()
+        .map(|g| {
+            let mut t = OffsetFetchRequestTopics::default();
+            t.name = TopicName(s("t"));
+            t.partition_indexes = vec![0];
+            let mut rg = OffsetFetchRequestGroup::default();
+            rg.group_id = GroupId(s(g));
+            rg.topics = Some(vec![t]);
+            rg
+        })
+        .collect();
+    let resp = c.call(8, &r).await.expect("offset fetch");
+    resp.groups
+        .iter()
+        .map(|g| {
+            assert_eq!(g.error_code, 0);
+            (
+                g.group_id.to_string(),
+                g.topics[0].partitions[0].committed_offset,
+            )
+        })
+        .collect()
+}
+
+async fn listed(c: &mut Client) -> Vec<String> {
+    let resp = c
+        .call(4, &ListGroupsRequest::default())
+        .await
+        .expect("list groups");
+    assert_eq!(resp.error_code, 0);
+    let mut ids: Vec<String> = resp.groups.iter().map(|g| g.group_id.to_string()).collect();
+    ids.sort();
+    ids
+}
+
+async fn start_at(dir: &std::path::Path, owners: usize) -> ServerHandle {
+    start(options(dir.to_path_buf(), owners))
+        .await
+        .expect("server starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_owners_answer_as_one_server_and_restart_whole() {
+    let dir = temp_dir("sharded");
+    let srv = start_at(&dir, 2).await;
+    assert!(dir.join("SHARDS").is_file() && dir.join("shard-001").is_dir());
+    let mut c = Client::connect(srv.addr).await.unwrap();
+
+    // Offsets on both owners, fetched in one request in the request's order.
+    commit(&mut c, ON_1, 11).await;
+    commit(&mut c, ON_0, 22).await;
+    commit(&mut c, ALSO_ON_1, 33).await;
+    let got = fetch(&mut c, &[ON_0, ON_1, ALSO_ON_1]).await;
+    assert_eq!(
+        got,
+        vec![(ON_0.into(), 22), (ON_1.into(), 11), (ALSO_ON_1.into(), 33)]
+    );
+    assert_eq!(listed(&mut c).await, vec![ON_1, ON_0, ALSO_ON_1]);
+
+    // DescribeGroups across owners keeps the request's order.
+    let mut dg = DescribeGroupsRequest::default();
+    dg.groups = vec![GroupId(s(ALSO_ON_1)), GroupId(s(ON_0)), GroupId(s(ON_1))];
+    let d = c.call(5, &dg).await.expect("describe groups");
+    let ids: Vec<&str> = d.groups.iter().map(|g| g.group_id.as_str()).collect();
+    assert_eq!(ids, vec![ALSO_ON_1, ON_0, ON_1]);
+
+    // A topic created through owner 0 is known to owner 1's groups before the reply came back.
+    let mut ct = CreatableTopic::default();
+    ct.name = TopicName(s("fresh"));
+    ct.num_partitions = 3;
+    ct.replication_factor = 1;
+    let mut cr = CreateTopicsRequest::default();
+    cr.topics = vec![ct];
+    cr.timeout_ms = 1000;
+    let created = c.call(5, &cr).await.expect("create topics");
+    assert_eq!(created.topics[0].error_code, 0);
+    let mut hb = ConsumerGroupHeartbeatRequest::default();
+    hb.group_id = GroupId(s("cons-a")); // owner 1
+    hb.member_id = s("m-1");
+    hb.member_epoch = 0;
+    hb.rebalance_timeout_ms = 60_000;
+    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
+    hb.topic_partitions = Some(Vec::new());
+    let r = c.call(0, &hb).await.expect("consumer heartbeat");
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    let assigned: usize = r
+        .assignment
+        .as_ref()
+        .map(|a| a.topic_partitions.iter().map(|t| t.partitions.len()).sum())
+        .unwrap_or(0);
+    assert_eq!(assigned, 3, "owner 1 sees the topic owner 0 created");
+
+    // ConsumerGroupDescribe across owners, in request order.
+    let mut cd = ConsumerGroupDescribeRequest::default();
+    cd.group_ids = vec![GroupId(s("cons-a")), GroupId(s("cons-b"))];
+    let d = c.call(0, &cd).await.expect("consumer group describe");
+    let ids: Vec<(&str, i16)> = d
+        .groups
+        .iter()
+        .map(|g| (g.group_id.as_str(), g.error_code))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![("cons-a", 0), ("cons-b", 69)],
+        "cons-b: GROUP_ID_NOT_FOUND"
+    );
+
+    // DeleteGroups across owners: results in request order.
+    let mut del = DeleteGroupsRequest::default();
+    del.groups_names = vec![GroupId(s(ON_1)), GroupId(s(ON_0))];
+    let dr = c.call(2, &del).await.expect("delete groups");
+    let results: Vec<(&str, i16)> = dr
+        .results
+        .iter()
+        .map(|r| (r.group_id.as_str(), r.error_code))
+        .collect();
+    assert_eq!(results, vec![(ON_1, 0), (ON_0, 0)]);
+    srv.shutdown().await;
+
+    // Both shards replay: what was acknowledged on either owner is back.
+    let srv = start_at(&dir, 2).await;
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    assert_eq!(listed(&mut c).await, vec!["cons-a", ALSO_ON_1]);
+    assert_eq!(
+        fetch(&mut c, &[ALSO_ON_1]).await,
+        vec![(ALSO_ON_1.into(), 33)]
+    );
+    let mut md = MetadataRequest::default();
+    md.topics = None;
+    let m = c.call(9, &md).await.expect("metadata");
+    assert!(
+        m.topics
+            .iter()
+            .any(|t| t.name.as_ref().map(|n| n.as_str()) == Some("fresh"))
+    );
+    srv.shutdown().await;
+
+    // Any other owner count is refused, naming the directory and both counts.
+    for n in [1, 3] {
+        match start(options(dir.clone(), n)).await {
+            Err(StartError::Shards(e)) => {
+                assert!(e.contains(&dir.display().to_string()), "{e}");
+                assert!(
+                    e.contains("2 owners") && e.contains(&format!("started with {n}")),
+                    "{e}"
+                );
+            }
+            Err(e) => panic!("other error: {e}"),
+            Ok(_) => panic!("started with {n} owners on a 2-owner directory"),
+        }
+    }
+}
+
+/// A missing shard directory, or a damaged shard log, stops start-up with an error naming it:
+/// never an empty shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_or_damaged_shard_stops_start_up_by_name() {
+    let dir = temp_dir("sharded-hostile");
+    let srv = start_at(&dir, 2).await;
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    commit(&mut c, ON_1, 5).await;
+    srv.shutdown().await;
+
+    // Damage shard-001's segment in the middle of its first batch (after the commit mark
+    // covered it): acknowledged bytes that do not check out.
+    let shard = dir.join("shard-001");
+    let seg = std::fs::read_dir(&shard)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .expect("a segment in shard-001");
+    let mut bytes = std::fs::read(&seg).unwrap();
+    assert!(bytes.len() > 20);
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&seg, &bytes).unwrap();
+    match start(options(dir.clone(), 2)).await {
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.contains("shard-001"), "{msg}");
+        }
+        Ok(_) => panic!("a damaged shard loaded"),
+    }
+
+    std::fs::remove_dir_all(&shard).unwrap();
+    match start(options(dir.clone(), 2)).await {
+        Err(StartError::Shards(e)) => {
+            assert!(e.contains("shard-001") && e.contains("missing"), "{e}")
+        }
+        Err(e) => panic!("other error: {e}"),
+        Ok(_) => panic!("started without shard-001"),
+    }
+    assert!(!shard.exists(), "the missing shard is not recreated empty");
+}
