@@ -75,27 +75,7 @@ impl State {
         r: &JoinGroupRequest,
         entries: &mut Vec<LogEntry>,
     ) -> Resp {
-        let req = core::JoinGroupRequest {
-            group_id: r.group_id.0.to_string(),
-            session_timeout_ms: r.session_timeout_ms,
-            rebalance_timeout_ms: if h.api_version >= 1 {
-                r.rebalance_timeout_ms
-            } else {
-                -1
-            },
-            member_id: r.member_id.to_string(),
-            group_instance_id: opt(&r.group_instance_id),
-            protocol_type: r.protocol_type.to_string(),
-            protocols: r
-                .protocols
-                .iter()
-                .map(|p| core::JoinProtocol {
-                    name: p.name.to_string(),
-                    metadata: p.metadata.to_vec(),
-                })
-                .collect(),
-            reason: opt(&r.reason),
-        };
+        let req = core_join(h.api_version, r);
         self.update_ctx(h, peer);
         let token = self.deferred.issue(h.api_version);
         let o = self.coord.classic_join(now, &self.ctx, &req, token);
@@ -119,19 +99,7 @@ impl State {
                 h.api_version,
             )));
         }
-        let req = core::SyncGroupRequest {
-            group_id: r.group_id.0.to_string(),
-            generation_id: r.generation_id,
-            member_id: r.member_id.to_string(),
-            group_instance_id: opt(&r.group_instance_id),
-            protocol_type: opt(&r.protocol_type),
-            protocol_name: opt(&r.protocol_name),
-            assignments: r
-                .assignments
-                .iter()
-                .map(|a| (a.member_id.to_string(), a.assignment.to_vec()))
-                .collect(),
-        };
+        let req = core_sync(r);
         let token = self.deferred.issue(h.api_version);
         let o = self.coord.classic_sync(now, &req, token);
         self.absorb(o, entries);
@@ -144,12 +112,7 @@ impl State {
         r: &HeartbeatRequest,
         entries: &mut Vec<LogEntry>,
     ) -> HeartbeatResponse {
-        let req = core::HeartbeatRequest {
-            group_id: r.group_id.0.to_string(),
-            generation_id: r.generation_id,
-            member_id: r.member_id.to_string(),
-            group_instance_id: opt(&r.group_instance_id),
-        };
+        let req = core_heartbeat(r);
         let o = self.coord.classic_heartbeat(now, &req);
         let code = self.absorb(o, entries);
         if code != ErrorCode::NONE {
@@ -168,26 +131,7 @@ impl State {
         r: &LeaveGroupRequest,
         entries: &mut Vec<LogEntry>,
     ) -> LeaveGroupResponse {
-        let members = if v >= 3 {
-            r.members
-                .iter()
-                .map(|m| core::LeavingMember {
-                    member_id: m.member_id.to_string(),
-                    group_instance_id: opt(&m.group_instance_id),
-                    reason: opt(&m.reason),
-                })
-                .collect()
-        } else {
-            vec![core::LeavingMember {
-                member_id: r.member_id.to_string(),
-                group_instance_id: None,
-                reason: None,
-            }]
-        };
-        let req = core::LeaveGroupRequest {
-            group_id: r.group_id.0.to_string(),
-            members,
-        };
+        let req = core_leave(v, r);
         let o = self.coord.classic_leave(now, &req);
         let res = self.absorb(o, entries);
         let mut resp = LeaveGroupResponse::default();
@@ -425,4 +369,81 @@ fn sync_response(r: core::SyncGroupResponse, v: i16) -> SyncGroupResponse {
     }
     k.assignment = Bytes::from(r.assignment);
     k
+}
+
+/// The core's JoinGroup request of a wire one (v0 has no rebalance timeout: -1).
+pub(crate) fn core_join(version: i16, r: &JoinGroupRequest) -> core::JoinGroupRequest {
+    core::JoinGroupRequest {
+        group_id: r.group_id.0.to_string(),
+        session_timeout_ms: r.session_timeout_ms,
+        rebalance_timeout_ms: if version >= 1 {
+            r.rebalance_timeout_ms
+        } else {
+            -1
+        },
+        member_id: r.member_id.to_string(),
+        group_instance_id: opt(&r.group_instance_id),
+        protocol_type: r.protocol_type.to_string(),
+        protocols: r
+            .protocols
+            .iter()
+            .map(|p| core::JoinProtocol {
+                name: p.name.to_string(),
+                metadata: p.metadata.to_vec(),
+            })
+            .collect(),
+        reason: opt(&r.reason),
+    }
+}
+
+/// The core's SyncGroup request of a wire one.
+pub(crate) fn core_sync(r: &SyncGroupRequest) -> core::SyncGroupRequest {
+    core::SyncGroupRequest {
+        group_id: r.group_id.0.to_string(),
+        generation_id: r.generation_id,
+        member_id: r.member_id.to_string(),
+        group_instance_id: opt(&r.group_instance_id),
+        protocol_type: opt(&r.protocol_type),
+        protocol_name: opt(&r.protocol_name),
+        assignments: r
+            .assignments
+            .iter()
+            .map(|a| (a.member_id.to_string(), a.assignment.to_vec()))
+            .collect(),
+    }
+}
+
+/// The core's Heartbeat request of a wire one.
+pub(crate) fn core_heartbeat(r: &HeartbeatRequest) -> core::HeartbeatRequest {
+    core::HeartbeatRequest {
+        group_id: r.group_id.0.to_string(),
+        generation_id: r.generation_id,
+        member_id: r.member_id.to_string(),
+        group_instance_id: opt(&r.group_instance_id),
+    }
+}
+
+/// The core's LeaveGroup request of a wire one: v0-v2 name one member at the top level, v3+ a
+/// batch.
+pub(crate) fn core_leave(version: i16, r: &LeaveGroupRequest) -> core::LeaveGroupRequest {
+    let members = if version >= 3 {
+        r.members
+            .iter()
+            .map(|m| core::LeavingMember {
+                member_id: m.member_id.to_string(),
+                group_instance_id: opt(&m.group_instance_id),
+                reason: opt(&m.reason),
+            })
+            .collect()
+    } else {
+        vec![core::LeavingMember {
+            member_id: r.member_id.to_string(),
+            group_instance_id: None,
+            reason: None,
+        }]
+    };
+    core::LeaveGroupRequest {
+        group_id: r.group_id.0.to_string(),
+        members,
+    }
 }

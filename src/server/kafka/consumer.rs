@@ -59,28 +59,7 @@ impl State {
         r: &ConsumerGroupHeartbeatRequest,
         entries: &mut Vec<LogEntry>,
     ) -> ConsumerGroupHeartbeatResponse {
-        let req = core::ConsumerGroupHeartbeatRequest {
-            group_id: r.group_id.0.to_string(),
-            member_id: r.member_id.to_string(),
-            member_epoch: r.member_epoch,
-            instance_id: opt(&r.instance_id),
-            rack_id: opt(&r.rack_id),
-            rebalance_timeout_ms: r.rebalance_timeout_ms,
-            subscribed_topic_names: r
-                .subscribed_topic_names
-                .as_ref()
-                .map(|names| names.iter().map(|n| n.0.to_string()).collect()),
-            subscribed_topic_regex: opt(&r.subscribed_topic_regex),
-            server_assignor: opt(&r.server_assignor),
-            topic_partitions: r.topic_partitions.as_ref().map(|tps| {
-                tps.iter()
-                    .map(|t| core::TopicIdPartitions {
-                        topic_id: topic_id(&t.topic_id),
-                        partitions: t.partitions.clone(),
-                    })
-                    .collect()
-            }),
-        };
+        let req = core_heartbeat(r);
         self.update_ctx(h, peer);
         self.counters.heartbeats += 1;
         let o = self.coord.consumer_group_heartbeat(now, &self.ctx, &req);
@@ -172,5 +151,33 @@ impl State {
             })
             .collect();
         resp
+    }
+}
+
+/// The core's ConsumerGroupHeartbeat request of a wire one.
+pub(crate) fn core_heartbeat(
+    r: &ConsumerGroupHeartbeatRequest,
+) -> core::ConsumerGroupHeartbeatRequest {
+    core::ConsumerGroupHeartbeatRequest {
+        group_id: r.group_id.0.to_string(),
+        member_id: r.member_id.to_string(),
+        member_epoch: r.member_epoch,
+        instance_id: opt(&r.instance_id),
+        rack_id: opt(&r.rack_id),
+        rebalance_timeout_ms: r.rebalance_timeout_ms,
+        subscribed_topic_names: r
+            .subscribed_topic_names
+            .as_ref()
+            .map(|names| names.iter().map(|n| n.0.to_string()).collect()),
+        subscribed_topic_regex: opt(&r.subscribed_topic_regex),
+        server_assignor: opt(&r.server_assignor),
+        topic_partitions: r.topic_partitions.as_ref().map(|tps| {
+            tps.iter()
+                .map(|t| core::TopicIdPartitions {
+                    topic_id: topic_id(&t.topic_id),
+                    partitions: t.partitions.clone(),
+                })
+                .collect()
+        }),
     }
 }

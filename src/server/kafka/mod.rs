@@ -9,8 +9,8 @@ mod admin;
 mod authz;
 #[cfg(test)]
 mod authz_tests;
-mod classic;
-mod consumer;
+pub(crate) mod classic;
+pub(crate) mod consumer;
 pub(crate) mod data_plane;
 pub(crate) mod prevalidate;
 #[cfg(test)]

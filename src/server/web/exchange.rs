@@ -17,6 +17,7 @@ use crate::assignor::consumer::TopicId;
 use crate::protocol::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, classic, consumer,
 };
+use crate::server::kafka;
 use crate::server::wire::{Req, RequestKind, Resp, ResponseKind};
 use crate::sim::MessageLogEntry;
 
@@ -92,86 +93,15 @@ impl Request {
         }
     }
 
-    fn json(&self) -> serde_json::Value {
+    /// The request as the core sees it (the server's own conversion), as JSON.
+    fn json(&self, version: i16) -> serde_json::Value {
         match self {
             Request::Streams(r) => json(r),
-            Request::Consumer(r) => json(&consumer::ConsumerGroupHeartbeatRequest {
-                group_id: r.group_id.to_string(),
-                member_id: r.member_id.to_string(),
-                member_epoch: r.member_epoch,
-                instance_id: opt(&r.instance_id),
-                rack_id: opt(&r.rack_id),
-                rebalance_timeout_ms: r.rebalance_timeout_ms,
-                subscribed_topic_names: r
-                    .subscribed_topic_names
-                    .as_ref()
-                    .map(|ts| ts.iter().map(|t| t.to_string()).collect()),
-                subscribed_topic_regex: opt(&r.subscribed_topic_regex),
-                server_assignor: opt(&r.server_assignor),
-                topic_partitions: r.topic_partitions.as_ref().map(|tps| {
-                    tps.iter()
-                        .map(|tp| topic_partitions(&tp.topic_id, &tp.partitions))
-                        .collect()
-                }),
-            }),
-            Request::Join(r) => json(&classic::JoinGroupRequest {
-                group_id: r.group_id.to_string(),
-                session_timeout_ms: r.session_timeout_ms,
-                rebalance_timeout_ms: r.rebalance_timeout_ms,
-                member_id: r.member_id.to_string(),
-                group_instance_id: opt(&r.group_instance_id),
-                protocol_type: r.protocol_type.to_string(),
-                protocols: r
-                    .protocols
-                    .iter()
-                    .map(|p| classic::JoinProtocol {
-                        name: p.name.to_string(),
-                        metadata: p.metadata.to_vec(),
-                    })
-                    .collect(),
-                reason: opt(&r.reason),
-            }),
-            Request::Sync(r) => json(&classic::SyncGroupRequest {
-                group_id: r.group_id.to_string(),
-                generation_id: r.generation_id,
-                member_id: r.member_id.to_string(),
-                group_instance_id: opt(&r.group_instance_id),
-                protocol_type: opt(&r.protocol_type),
-                protocol_name: opt(&r.protocol_name),
-                assignments: r
-                    .assignments
-                    .iter()
-                    .map(|a| (a.member_id.to_string(), a.assignment.to_vec()))
-                    .collect(),
-            }),
-            Request::Heartbeat(r) => json(&classic::HeartbeatRequest {
-                group_id: r.group_id.to_string(),
-                generation_id: r.generation_id,
-                member_id: r.member_id.to_string(),
-                group_instance_id: opt(&r.group_instance_id),
-            }),
-            Request::Leave(r) => {
-                // v0-v2 name one member at the top level, v3+ a batch.
-                let mut members: Vec<classic::LeavingMember> = r
-                    .members
-                    .iter()
-                    .map(|m| classic::LeavingMember {
-                        member_id: m.member_id.to_string(),
-                        group_instance_id: opt(&m.group_instance_id),
-                        reason: opt(&m.reason),
-                    })
-                    .collect();
-                if members.is_empty() && !r.member_id.is_empty() {
-                    members.push(classic::LeavingMember {
-                        member_id: r.member_id.to_string(),
-                        ..Default::default()
-                    });
-                }
-                json(&classic::LeaveGroupRequest {
-                    group_id: r.group_id.to_string(),
-                    members,
-                })
-            }
+            Request::Consumer(r) => json(&kafka::consumer::core_heartbeat(r)),
+            Request::Join(r) => json(&kafka::classic::core_join(version, r)),
+            Request::Sync(r) => json(&kafka::classic::core_sync(r)),
+            Request::Heartbeat(r) => json(&kafka::classic::core_heartbeat(r)),
+            Request::Leave(r) => json(&kafka::classic::core_leave(version, r)),
         }
     }
 
@@ -294,7 +224,7 @@ impl Exchange {
             member_id: member_id.to_string(),
             api: self.req.api().to_string(),
             api_version: self.version,
-            request: self.req.json(),
+            request: self.req.json(self.version),
             response: resp.map(Response::json),
             request_hex: self.req.hex(self.version),
             response_hex: resp.and_then(|r| r.hex(self.version)),
