@@ -472,7 +472,7 @@ impl Owner {
     /// connection closed are dropped and their tokens forgotten.
     fn route_answers(&mut self, replies: &mut Vec<(oneshot::Sender<Reply>, Reply)>) {
         for (token, resp) in self.state.take_answers() {
-            super::web::history::answered(&self.shared.history, now_ms().0, token, &resp);
+            super::web::history::answered(&self.shared.history, &self.shared.watch, token, &resp);
             replies.extend(self.parked.answer(token, resp));
         }
         for token in self.parked.drop_closed() {
