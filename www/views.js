@@ -196,8 +196,18 @@ export class EpochChart {
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
     const name = (id) => this.names?.get(id) ?? id;
+    // Each series' value now as a dot at the right end of its line: the lines start where a
+    // value was written, so records written at the time shown (a recorded trace opens at its
+    // first records, at 0 s) would otherwise be lines of no length, an empty chart.
+    const dot = (pts, cls, stroke = '') => {
+      const v = EpochChart.valueAt(pts, now);
+      return v == null ? '' : `<circle cx="${x(now).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" class="now ${cls}"${stroke && ` fill="${stroke}"`}/>`;
+    };
     // Every line at its true height (members on top of the group lines: hover for the values).
-    const memberPaths = [...this.members].map(([id, pts]) => `<path d="${path(pts)}" class="m" stroke="${memberColor(name(id), order)}"><title>member ${esc(name(id))}</title></path>`).join('');
+    const memberPaths = [...this.members].map(([id, pts]) => {
+      const c = memberColor(name(id), order);
+      return `<path d="${path(pts)}" class="m" stroke="${c}"><title>member ${esc(name(id))}</title></path>${dot(pts, 'm', c)}`;
+    }).join('');
     this.geom = { L, R, w, tmax, now }; this.order = order;
     const legend = this.classic
       ? `<g class="legend" transform="translate(${L},2)"><rect width="470" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
@@ -217,8 +227,8 @@ export class EpochChart {
       }
     }
     this.svgBox.innerHTML = `<svg width="${w}" height="${h}" class="chart" aria-hidden="true">${shade}${ticksY.join('')}${ticksX.join('')}
-      <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>
-      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
+      <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>${dot(this.group, 'ge')}
+      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>${dot(this.assign, 'ae')}
       ${memberPaths}
       <line class="hover-line" x1="0" x2="0" y1="${T}" y2="${h - B}" visibility="hidden"/>
       ${!this.group.length && !this.members.size ? `<text x="${w / 2}" y="${h / 2}" text-anchor="middle" class="empty-hint">Nothing has happened yet: press ▶ (Space) to play, or → to step to the next event</text>` : ''}
