@@ -394,7 +394,7 @@ export class MemberCards {
  * partitions. */
 MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
   const k = m.classic, st = k.client_state;
-  const status = m.client_status && m.client_status !== 'alive' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
+  const status = m.client_status && m.client_status !== 'alive' && m.client_status !== 'unknown' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
   const revoked = new Set(k.revoked_partitions);
   c.className = `card classic-card ${st === 'stopped' ? 'gone' : ''} ${m.client_status ?? ''} ${st === 'revoking' ? 'has-pending' : ''}`;
   c.style.setProperty('--mc', memberColor(m.member_id, order));
@@ -945,7 +945,7 @@ export class Swimlanes {
     c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
     const axisY = Math.min(h - 8, bottom - 8);
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
-    c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
+    c.textAlign = 'right'; c.fillText(fmtT(t0 + windowMs), w - R, axisY); // the right edge (now is the dashed line)
     c.textAlign = 'left';
     if (this.el.dataset.flying !== String(flying.length)) this.el.dataset.flying = flying.length;
     if (this.el.dataset.count !== String(this.hits.length)) {

@@ -354,9 +354,10 @@ impl Owner {
                 {
                     panic!("fault injection: request from client id `{id}`");
                 }
-                if let Req::Heartbeat(r) = req {
-                    // Heartbeats change soft state (task offsets, endpoints) the view shows.
-                    live.group_changed(&r.group_id);
+                if let Some(group_id) = super::web::history::member_group(req) {
+                    // Member requests change what the view shows without a record (session
+                    // deadlines, task offsets, a classic group's join phase).
+                    live.group_changed(group_id);
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
                 if let Some(history) = history.as_mut() {

@@ -250,6 +250,23 @@ impl History {
     }
 }
 
+/// The group a member's request is about (a streams, KIP-848 or classic group's membership
+/// exchange: the ones the history records), `None` for any other request. The owner marks that
+/// group changed for the live view: these requests change what it shows without writing a
+/// record (session deadlines, a streams member's task offsets, a classic group's join phase).
+pub fn member_group(req: &Req) -> Option<&str> {
+    use crate::server::wire::RequestKind as K;
+    Some(match req {
+        Req::Heartbeat(r) => &r.group_id,
+        Req::Kafka(K::ConsumerGroupHeartbeat(r)) => &r.group_id.0,
+        Req::Kafka(K::JoinGroup(r)) => &r.group_id.0,
+        Req::Kafka(K::SyncGroup(r)) => &r.group_id.0,
+        Req::Kafka(K::Heartbeat(r)) => &r.group_id.0,
+        Req::Kafka(K::LeaveGroup(r)) => &r.group_id.0,
+        _ => return None,
+    })
+}
+
 /// A deferred JoinGroup or SyncGroup (`token`) was answered with `resp`: its exchange in the
 /// history gets the answer, timed now. While nobody watches this is one atomic load: no lock,
 /// no clock read.
@@ -384,6 +401,35 @@ mod tests {
         answered_at(&history, &watch, clock, token, &answer);
         assert_eq!(reads.get(), 1);
         assert_eq!(in_flight(&history), 5);
+    }
+
+    #[test]
+    fn every_member_request_names_its_group_for_the_live_view() {
+        use crate::server::wire::RequestKind as K;
+        use kafka_protocol::messages::{
+            ConsumerGroupHeartbeatRequest, DescribeGroupsRequest, HeartbeatRequest,
+            JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest,
+        };
+        use kafka_protocol::protocol::StrBytes;
+        let g = || StrBytes::from_static_str("g").into();
+        let members = [
+            Req::Heartbeat(hb("g", "m")),
+            Req::Kafka(K::ConsumerGroupHeartbeat(
+                ConsumerGroupHeartbeatRequest::default().with_group_id(g()),
+            )),
+            Req::Kafka(K::JoinGroup(JoinGroupRequest::default().with_group_id(g()))),
+            Req::Kafka(K::SyncGroup(SyncGroupRequest::default().with_group_id(g()))),
+            Req::Kafka(K::Heartbeat(HeartbeatRequest::default().with_group_id(g()))),
+            Req::Kafka(K::LeaveGroup(
+                LeaveGroupRequest::default().with_group_id(g()),
+            )),
+        ];
+        for r in &members {
+            assert_eq!(member_group(r), Some("g"), "{r:?}");
+            assert!(Request::of(r).is_some(), "the history records it too");
+        }
+        let describe = Req::Kafka(K::DescribeGroups(DescribeGroupsRequest::default()));
+        assert_eq!(member_group(&describe), None);
     }
 
     #[test]
