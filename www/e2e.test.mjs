@@ -720,6 +720,10 @@ test('the KIP-848 lesson: its narration matches the simulated group at every ste
   assert.match(await page.textContent('[data-testid=lesson-text]'), /ConsumerGroupHeartbeat/);
   await step(1); // c2 joined: it waits for partitions c1 still owns; c1 learns the target later
   assert.match(await cardText('c2-'), /UNRELEASED_PARTITIONS/);
+  // Consumers are assigned partitions, with no standbys or warm-ups: not the streams words.
+  assert.match(await cardText('c2-'), /no partitions/);
+  assert.match(await page.textContent('[data-testid=grid-summary]'), /^6 partitions × 2 members · /);
+  assert.ok(!(await page.isVisible('#grid-title .cur-standby')), 'no standby in the legend');
   assert.match(await cardText('c1-'), /STABLE/);
   await step(2);
   await step(3);

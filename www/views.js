@@ -295,6 +295,7 @@ export class MemberCards {
   update(g, now, order) {
     this.now = now;
     this.assignmentEpoch = g.group_type === 'classic' ? null : g.assignment_epoch;
+    this.unit = g.group_type === 'consumer' ? 'partitions' : 'tasks'; // what a KIP-848 consumer is assigned
     let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
@@ -384,7 +385,7 @@ export class MemberCards {
         ${m.standby.length ? `<div><span class="rl" data-term="standby">S</span>${chips(m.standby, 'standby')}</div>` : ''}
         ${m.warmup.length ? `<div><span class="rl" data-term="warmup">W</span>${chips(m.warmup, 'warmup')}</div>` : ''}
         ${pend.size ? `<div class="pend"><span class="rl" data-term="pending-revocation">R</span>${chips(m.pending_revocation, 'revoke pending')}</div>` : ''}
-        ${!m.active.length && !m.standby.length && !m.warmup.length && !pend.size ? '<div class="none">no tasks</div>' : ''}
+        ${!m.active.length && !m.standby.length && !m.warmup.length && !pend.size ? `<div class="none">no ${this.unit ?? 'tasks'}</div>` : ''}
       </div>
       ${plus.length || minus.length ? `<div class="todo" data-term="reconciliation">to target: ${plus.length ? `<span class="plus">+${plus.length}</span>` : ''} ${minus.length ? `<span class="minus">−${minus.length}</span>` : ''}</div>` : ''}`;
   }
@@ -477,7 +478,7 @@ export class AssignmentGrid {
     const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
     const tasks = this.sortedTasks(g);
     const ids = members.map((m) => m.member_id);
-    const corner = g.group_type === 'classic' ? 'partition \\ consumer' : 'task \\ member';
+    const corner = g.group_type === 'classic' ? 'partition \\ consumer' : g.group_type === 'consumer' ? 'partition \\ member' : 'task \\ member';
     if (corner !== this.corner) { this.corner = corner; this.tasks = []; } // reshaped below
     const diffKey = diff ? [...diff].sort().join(',') : '';
     const newTasks = tasks !== this.tasks;
@@ -511,7 +512,7 @@ export class AssignmentGrid {
     for (let c = 0; c < C; c++) mismatch += this.cols[c].mismatch;
     const text = g.group_type === 'classic'
       ? `${R} partitions × ${C} consumers · ${R - this.ownedRows(C)} owned by nobody`
-      : `${R} tasks × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
+      : `${R} ${g.group_type === 'consumer' ? 'partitions' : 'tasks'} × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
     if (this.summary.textContent !== text) {
       this.summary.textContent = text;
       this.summary.dataset.mismatch = mismatch;
