@@ -304,6 +304,8 @@ test('live mode: a classic consumer group built over the wire, JoinGroup waiting
   // The first JoinGroup waits for the initial rebalance delay: drawn in flight until answered.
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-lanes]`)?._lanes.hits.some((h) => h.m.api === 'JoinGroup' && h.m.fate === 'in_flight'), grp, { timeout: 20000 });
   const waiting = (await lanes()).find((m) => m.api === 'JoinGroup' && m.fate === 'in_flight');
+  assert.equal(await page.textContent(`${grp} [data-testid=member-state]`), 'joining');
+  assert.match(await page.textContent(`${grp} .arc-label`), /^(\d{1,3}s|–)$/, 'a deadline in seconds (300 s: a new member has 5 minutes to join), not ms since 1970');
   await page.$eval(grp, (el) => el.scrollIntoView());
   await page.screenshot({ path: `${OUT}10c-live-classic-join-waiting.png`, fullPage: true });
   await clients[0].ready;

@@ -103,6 +103,7 @@ export function startLive(container, statusEl) {
       const page = await r.json();
       serverOffset = page.time_ms - Date.now();
       if (base == null) base = page.recording_since_ms || page.time_ms;
+      if (!v.g && v.raw) v.g = relView(v.raw);
       const msgs = page.messages.map((m) => ({ ...m, sent_ms: m.sent_ms - base, received_ms: m.received_ms < 0 ? -1 : m.received_ms - base }));
       const recs = page.records.map((x) => ({ ...x, at_ms: x.at_ms - base }));
       if (msgs.length) {
@@ -133,10 +134,12 @@ export function startLive(container, statusEl) {
       let v = views.get(d.group_id);
       if (!v) { v = make(d.group_id); v.id = d.group_id; views.set(d.group_id, v); }
       if (!v.el.isConnected) { container.querySelector('p.hint')?.remove(); container.append(v.el); }
-      const g = relView(d.view);
-      if (v.g?.state !== g.state) v.phases = v.phases.concat({ at: serverNow(), state: g.state }).slice(-200);
-      announceChanges(v, g);
-      v.g = g;
+      if (v.raw?.state !== d.view.state) v.phases = v.phases.concat({ at: serverNow(), state: d.view.state }).slice(-200);
+      announceChanges(v, d.view);
+      v.raw = d.view;
+      // Server times shown relative to `base`, known after the first history page (until then
+      // nothing is drawn: a session deadline would read as ms since 1970).
+      v.g = base == null ? null : relView(d.view);
       draw(v);
       pull(v);
     }
@@ -145,7 +148,7 @@ export function startLive(container, statusEl) {
   };
 
   const announceChanges = (v, g) => {
-    if (v.g && v.g.state !== g.state) announce(`group ${g.group_id}: ${v.g.state} → ${g.state} (group epoch ${g.group_epoch})`);
+    if (v.raw && v.raw.state !== g.state) announce(`group ${g.group_id}: ${v.raw.state} → ${g.state} (group epoch ${g.group_epoch})`);
     for (const m of g.members) {
       const before = v.lastStates.get(m.member_id);
       const now = `${m.state} ${m.member_epoch}`;
@@ -154,28 +157,16 @@ export function startLive(container, statusEl) {
     }
   };
 
-  let es = null, tick = 0, lastGroups = 0, polling = false;
-  const fetchGroups = async () => {
-    const r = await fetch('/api/groups', { headers: { accept: 'application/json' } });
-    if (!r.ok || !(r.headers.get('content-type') ?? '').includes('json')) throw new Error(`HTTP ${r.status}`);
-    lastGroups = Date.now();
-    render(await r.json());
-  };
-  // The event stream speaks when the server writes records; a classic group's join phase writes
-  // none until the generation completes (a JoinGroup waits, a member is "joining"), so the groups
-  // are also fetched once a second when no event came.
-  const poll = async () => {
-    if (polling || Date.now() - lastGroups < 1000) return;
-    polling = true;
-    try { await fetchGroups(); } catch { /* the next tick retries */ } finally { polling = false; }
-  };
+  let es = null, tick = 0;
   (async () => {
     try {
-      await fetchGroups();
+      const r = await fetch('/api/groups', { headers: { accept: 'application/json' } });
+      if (!r.ok || !(r.headers.get('content-type') ?? '').includes('json')) throw new Error(`HTTP ${r.status}`);
+      render(await r.json());
       statusEl.textContent = 'connected · GET /api/groups';
       if ('EventSource' in window) {
         es = new EventSource('/api/events');
-        const on = (e) => { try { lastGroups = Date.now(); render(JSON.parse(e.data)); statusEl.textContent = `live · updated ${new Date().toLocaleTimeString()}`; } catch { /* ignore a bad event */ } };
+        const on = (e) => { try { render(JSON.parse(e.data)); statusEl.textContent = `live · updated ${new Date().toLocaleTimeString()}`; } catch { /* ignore a bad event */ } };
         es.onmessage = on; // unnamed events
         es.addEventListener('groups', on); // the server names its events "groups"
         es.onopen = () => { statusEl.textContent = 'live · connected to /api/events'; };
@@ -183,7 +174,7 @@ export function startLive(container, statusEl) {
       }
       // Heartbeats that change nothing send no event: the history is pulled on a timer too, and
       // the time axis and session arcs move on.
-      tick = setInterval(() => { if (stopped) return; poll(); for (const v of views.values()) { pull(v); draw(v); } }, 500);
+      tick = setInterval(() => { if (stopped) return; for (const v of views.values()) { pull(v); draw(v); } }, 500);
     } catch (e) {
       statusEl.textContent = 'not available';
       container.innerHTML = `<p class="hint" data-testid="live-unavailable">No live server here (${esc(e.message)}): this page is served statically.
