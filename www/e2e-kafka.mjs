@@ -1,6 +1,7 @@
-// Minimal group clients for the e2e tests. A KIP-848 consumer: ConsumerGroupHeartbeat v0 over TCP to a real
-// `groupcoord serve`, one request in flight, reporting as owned what the last answer assigned
-// (it never processes anything, so revoking is immediate).
+// Minimal group clients for the e2e tests, over TCP to a real `groupcoord serve`, one request in
+// flight. A KIP-848 consumer: ConsumerGroupHeartbeat v0, reporting as owned what the last answer
+// assigned (it never processes anything, so revoking is immediate). A classic consumer: JoinGroup,
+// SyncGroup (the leader assigns), Heartbeat and LeaveGroup (startClassicConsumer, below).
 import net from 'node:net';
 
 const CONSUMER_GROUP_HEARTBEAT = 68;
@@ -29,6 +30,28 @@ class Reader {
   bytes(n) { const v = this.b.subarray(this.o, this.o + n); this.o += n; return v; }
   carray(each) { const n = this.uvarint() - 1; if (n < 0) return null; return Array.from({ length: n }, () => each(this)); }
   tags() { for (let n = this.uvarint(); n > 0; n--) { this.uvarint(); this.bytes(this.uvarint()); } }
+}
+
+/** A TCP connection to `host:port` that hands each answer frame (after its length) to `onFrame`. */
+function connect(host, port, onFrame) {
+  const sock = net.connect(port, host);
+  sock.setMaxListeners(0);
+  let buf = Buffer.alloc(0);
+  sock.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
+      const frame = buf.subarray(4, 4 + buf.readInt32BE(0));
+      buf = buf.subarray(4 + frame.length);
+      onFrame(frame);
+    }
+  });
+  return sock;
+}
+
+/** Sends the leave (`leave()`, waited for at most 1 s) and closes `sock`. */
+async function leaveAndClose(sock, leave) {
+  if (leave) await Promise.race([leave().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+  sock.destroy();
 }
 
 function request(group, m) {
@@ -65,16 +88,8 @@ function response(frame) {
  */
 export function startConsumer({ host = '127.0.0.1', port, group, memberId, topics }) {
   const m = { memberId, clientId: memberId, epoch: 0, topics, owned: [], correlation: 0, answers: [], stopped: false };
-  const sock = net.connect(port, host);
-  let buf = Buffer.alloc(0), waiting = null, timer = null;
-  sock.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
-      const frame = buf.subarray(4, 4 + buf.readInt32BE(0));
-      buf = buf.subarray(4 + frame.length);
-      waiting?.(response(frame));
-    }
-  });
+  let waiting = null, timer = null;
+  const sock = connect(host, port, (frame) => waiting?.(response(frame)));
   const send = () => new Promise((resolve, reject) => {
     waiting = resolve;
     sock.once('close', () => reject(new Error(`${memberId}: connection closed`)));
@@ -82,7 +97,6 @@ export function startConsumer({ host = '127.0.0.1', port, group, memberId, topic
     sock.write(request(group, m));
   });
   sock.on('error', () => { m.stopped = true; });
-  sock.setMaxListeners(0);
   const beat = async () => {
     if (m.stopped) return;
     const a = await send().catch(() => null);
@@ -105,11 +119,8 @@ export function startConsumer({ host = '127.0.0.1', port, group, memberId, topic
       const wasRunning = !m.stopped;
       m.stopped = true;
       clearTimeout(timer);
-      if (wasRunning) {
-        m.epoch = -1;
-        await Promise.race([send().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
-      }
-      sock.destroy();
+      if (wasRunning) m.epoch = -1;
+      await leaveAndClose(sock, wasRunning && send);
     },
   };
 }
@@ -205,18 +216,8 @@ function rangeAssign(members, partitionsOf) {
  */
 export function startClassicConsumer({ host = '127.0.0.1', port, group, clientId, topics, partitions, heartbeatMs = 500 }) {
   const m = { clientId, memberId: '', generation: -1, topics, sessionMs: 10000, leader: null, assigned: {}, correlation: 0, calls: [], stopped: false };
-  const sock = net.connect(port, host);
-  sock.setMaxListeners(0);
-  let buf = Buffer.alloc(0), waiting = null, timer = null;
-  sock.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
-      const frame = buf.subarray(4, 4 + buf.readInt32BE(0));
-      buf = buf.subarray(4 + frame.length);
-      const w = waiting; waiting = null;
-      w?.(frame);
-    }
-  });
+  let waiting = null, timer = null;
+  const sock = connect(host, port, (frame) => { const w = waiting; waiting = null; w?.(frame); });
   sock.on('error', () => { m.stopped = true; });
   const call = (kind, ...extra) => new Promise((resolve, reject) => {
     const c = CLASSIC[kind];
@@ -255,8 +256,7 @@ export function startClassicConsumer({ host = '127.0.0.1', port, group, clientId
       const wasRunning = !m.stopped;
       m.stopped = true;
       clearTimeout(timer);
-      if (wasRunning && m.memberId) await Promise.race([call('leave').catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
-      sock.destroy();
+      await leaveAndClose(sock, wasRunning && m.memberId && (() => call('leave')));
     },
   };
 }
