@@ -44,7 +44,7 @@ node --test www/pkg.test.mjs
 
 # Playwright e2e against the page (shared setup: www/e2e-harness.mjs); the live-mode tests run a
 # real `groupcoord serve` (debug build; GROUPCOORD_BIN overrides): E2E_LIVE_PORT picks their ports
-# (default 19610-19613), E2E_TRACE_PORT the trace tests' (default 19520-19523).
+# (default 19610-19615), E2E_TRACE_PORT the trace tests' (default 19520-19523).
 cargo build --bin groupcoord
 (cd www && npm ci --no-audit --no-fund && node --test e2e.test.mjs protocols.e2e.test.mjs traces.e2e.test.mjs draft.e2e.test.mjs breakit.e2e.test.mjs)
 echo "test-wasm: all wasm browser tests and e2e tests passed"

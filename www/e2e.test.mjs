@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './serve.mjs';
-import { startConsumer } from './e2e-kafka.mjs';
+import { startClassicConsumer, startConsumer } from './e2e-kafka.mjs';
 import { OUT, QUICK_STREAMS, base, browser, errors, open, startGroupcoord, useBrowser } from './e2e-harness.mjs';
 
 // A 404 is an error except for the live-mode endpoints, which are absent on a static server.
@@ -290,6 +290,47 @@ test('live mode: a KIP-848 consumer group built over the wire, its ConsumerGroup
   assert.match(detail, /0000 {2}[0-9a-f]{2} [0-9a-f]{2} /, 'the request bytes');
   await page.$eval(grp, (el) => el.scrollIntoView());
   await page.screenshot({ path: `${OUT}10b-live-consumer-group.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('live mode: a classic consumer group built over the wire, JoinGroup waiting in flight, then SyncGroup, Heartbeat and LeaveGroup in the swimlanes', async (t) => {
+  const port = Number(process.env.E2E_LIVE_PORT ?? 19610) + 4;
+  const { url } = await startGroupcoord(t, port, ['--topic', 'orders:6', '--set', 'group.initial.rebalance.delay.ms=1500']);
+  const page = await open(`${url}?live`); // someone looks: the server records the exchanges
+  const grp = '#live-groups [data-group=e2e-classic]';
+  const lanes = () => page.evaluate((sel) => document.querySelector(`${sel} [data-testid=live-lanes]`)?._lanes.hits.map((h) => ({ seq: h.m.seq, api: h.m.api, member: h.m.member_id, fate: h.m.fate, error: h.m.error, response: h.m.response })) ?? [], grp);
+  const clients = [startClassicConsumer({ port, group: 'e2e-classic', clientId: 'c-1', topics: ['orders'], partitions: { orders: 6 } })];
+  t.after(() => Promise.all(clients.map((c) => c.stop())));
+  // The first JoinGroup waits for the initial rebalance delay: drawn in flight until answered.
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-lanes]`)?._lanes.hits.some((h) => h.m.api === 'JoinGroup' && h.m.fate === 'in_flight'), grp, { timeout: 20000 });
+  const waiting = (await lanes()).find((m) => m.api === 'JoinGroup' && m.fate === 'in_flight');
+  assert.equal(await page.textContent(`${grp} [data-testid=member-state]`), 'joining');
+  assert.match(await page.textContent(`${grp} .arc-label`), /^(\d{1,3}s|–)$/, 'a deadline in seconds (300 s: a new member has 5 minutes to join), not ms since 1970');
+  await page.$eval(grp, (el) => el.scrollIntoView());
+  await page.screenshot({ path: `${OUT}10c-live-classic-join-waiting.png`, fullPage: true });
+  await clients[0].ready;
+  await page.waitForFunction(([sel, seq]) => document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes.hits.some((h) => h.m.seq === seq && h.m.fate === 'delivered'), [grp, waiting.seq], { timeout: 20000 });
+  const answered = (await lanes()).find((m) => m.seq === waiting.seq);
+  assert.equal(answered.response.generation_id, 1);
+  assert.equal(answered.response.leader, clients[0].state.memberId, 'c-1 leads generation 1');
+  // A second member: c-1's heartbeat learns of the rebalance and it joins again; both sync.
+  clients.push(startClassicConsumer({ port, group: 'e2e-classic', clientId: 'c-2', topics: ['orders'], partitions: { orders: 6 } }));
+  await clients[1].ready;
+  for (let i = 0; i < 50 && clients[0].state.assigned.orders?.length !== 3; i++) await new Promise((r) => setTimeout(r, 100)); // c-1's SyncGroup answer
+  assert.deepEqual(clients.map((c) => [c.state.generation, c.state.assigned.orders?.length]), [[2, 3], [2, 3]]);
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
+    && document.querySelectorAll(`${sel} [data-testid=member-card]`).length === 2, grp, { timeout: 20000 });
+  await new Promise((r) => setTimeout(r, 1200)); // a few heartbeats of generation 2
+  await clients[1].stop();
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes.hits.some((h) => h.m.api === 'LeaveGroup'), grp, { timeout: 20000 });
+  const seen = await lanes();
+  const apis = new Set(seen.map((m) => m.api));
+  for (const api of ['JoinGroup', 'SyncGroup', 'Heartbeat', 'LeaveGroup']) assert.ok(apis.has(api), `${api} in the swimlanes: ${[...apis]}`);
+  assert.ok(seen.some((m) => m.api === 'Heartbeat' && m.error?.startsWith('REBALANCE_IN_PROGRESS')), 'the heartbeat that tells c-1 to join again');
+  assert.ok(seen.some((m) => m.api === 'JoinGroup' && m.error?.startsWith('MEMBER_ID_REQUIRED')), 'the first join is asked to come back with its member id');
+  assert.deepEqual([...new Set(seen.map((m) => m.member))].sort(), [clients[0].state.memberId, clients[1].state.memberId].sort());
+  await page.$eval(grp, (el) => el.scrollIntoView());
+  await page.screenshot({ path: `${OUT}10d-live-classic-group.png`, fullPage: true });
   assert.deepEqual(errors, []);
 });
 
@@ -681,6 +722,10 @@ test('the KIP-848 lesson: its narration matches the simulated group at every ste
   assert.match(await page.textContent('[data-testid=lesson-text]'), /ConsumerGroupHeartbeat/);
   await step(1); // c2 joined: it waits for partitions c1 still owns; c1 learns the target later
   assert.match(await cardText('c2-'), /UNRELEASED_PARTITIONS/);
+  // Consumers are assigned partitions, with no standbys or warm-ups: not the streams words.
+  assert.match(await cardText('c2-'), /no partitions/);
+  assert.match(await page.textContent('[data-testid=grid-summary]'), /^6 partitions × 2 members · /);
+  assert.ok(!(await page.isVisible('#grid-title .cur-standby')), 'no standby in the legend');
   assert.match(await cardText('c1-'), /STABLE/);
   await step(2);
   await step(3);

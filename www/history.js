@@ -6,7 +6,9 @@ import { esc, fmtT, short } from './views.js';
 /** Members that appear in the message log but no longer in the group, with their last message,
  * newest departures first; at most `max`. */
 export function ghostMembers(g, messages, max = 8) {
-  const present = new Set(g.members.filter((m) => m.state != null || m.client_status === 'alive').map((m) => m.member_id));
+  // In the group: a KIP-848 / streams member with a state, a live simulated client, or a classic
+  // member the coordinator holds (the live view knows classic members only from the coordinator).
+  const present = new Set(g.members.filter((m) => m.state != null || m.client_status === 'alive' || m.classic?.known_to_coordinator).map((m) => m.member_id));
   const last = new Map();
   for (const m of messages) if (!present.has(m.member_id) && m.member_id) last.set(m.member_id, m);
   return [...last.values()].sort((a, b) => b.sent_ms - a.sent_ms).slice(0, max)

@@ -55,7 +55,7 @@ export function startLive(container, statusEl) {
       </div>
       <div class="panel"><h3>Coordinator records</h3><div class="records-wrap" data-testid="live-records"></div></div>`;
     const [hdr, chartP, cardsP, gridP, row, recP] = el.children;
-    const v = { el, hdr, afterMsg: 0, afterRec: 0, messages: [], records: [], g: null, order: new Map(), lastStates: new Map() };
+    const v = { el, hdr, afterMsg: 0, afterRec: 0, messages: [], records: [], g: null, order: new Map(), lastStates: new Map(), phases: [] };
     v.detail = row.children[1];
     renderMessageDetail(v.detail, null);
     v.chart = new EpochChart(chartP.querySelector('.live-chart'), { onResize: () => draw(v) });
@@ -76,11 +76,14 @@ export function startLive(container, statusEl) {
     if (isClassic(g)) renderClassicHeader(v.hdr, g); else renderHeader(v.hdr, g);
     if (v.noted !== g.group_type) {
       v.noted = g.group_type;
-      v.el.querySelector('.lanes-note').textContent = `the server's real ${EXCHANGES[g.group_type] ?? 'group'} exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes`;
+      v.el.querySelector('.lanes-note').textContent = `the server's real ${EXCHANGES[g.group_type] ?? 'group'} exchanges, last ${WINDOW_MS / 1000}s; click one for fields and bytes`
+        + (isClassic(g) ? ' · ■ JoinGroup ◆ SyncGroup ● Heartbeat ▬ LeaveGroup · blue: waiting for its answer (a JoinGroup waits for the whole group), orange: an error answer (REBALANCE_IN_PROGRESS: join again)' : '');
     }
     v.cards.update(g, now, v.order);
     v.grid.update(g, v.order);
-    v.chart.render(now, v.order);
+    // A classic group's join and sync phases, shaded behind the generation line (from the
+    // states seen here: the server keeps no state history).
+    v.chart.render(now, v.order, isClassic(g) ? v.phases.map((p) => ({ at_ms: Math.max(0, p.at - base), state: p.state })) : null);
     const ghosts = ghostMembers(g, v.messages);
     v.ghosts.update(ghosts);
     v.lanes.update(v.messages, v.records, { ...g, members: [...g.members, ...ghosts] }, now, WINDOW_MS, v.order);
@@ -90,14 +93,24 @@ export function startLive(container, statusEl) {
     if (v.pulling) return;
     v.pulling = true;
     try {
-      const r = await fetch(`/api/history?group=${encodeURIComponent(v.id)}&after_msg=${v.afterMsg}&after_rec=${v.afterRec}`);
+      // A JoinGroup or SyncGroup waits for the rest of the group: its exchange gets its answer
+      // on the server later, so the messages from the oldest one still in flight (of the last
+      // 200) are asked for again and replace the copies held here.
+      let after = v.afterMsg;
+      for (let i = v.messages.length - 1; i >= Math.max(0, v.messages.length - 200); i--) if (v.messages[i].fate === 'in_flight') after = Math.min(after, v.messages[i].seq - 1);
+      const r = await fetch(`/api/history?group=${encodeURIComponent(v.id)}&after_msg=${after}&after_rec=${v.afterRec}`);
       if (!r.ok) return;
       const page = await r.json();
       serverOffset = page.time_ms - Date.now();
       if (base == null) base = page.recording_since_ms || page.time_ms;
+      if (!v.g && v.raw) v.g = relView(v.raw);
       const msgs = page.messages.map((m) => ({ ...m, sent_ms: m.sent_ms - base, received_ms: m.received_ms < 0 ? -1 : m.received_ms - base }));
       const recs = page.records.map((x) => ({ ...x, at_ms: x.at_ms - base }));
-      if (msgs.length) { v.afterMsg = page.messages[page.messages.length - 1].seq; v.messages = v.messages.concat(msgs).slice(-2000); }
+      if (msgs.length) {
+        v.afterMsg = Math.max(v.afterMsg, page.messages[page.messages.length - 1].seq);
+        const first = msgs[0].seq;
+        v.messages = v.messages.filter((m) => m.seq < first).concat(msgs).slice(-2000);
+      }
       if (recs.length) {
         v.afterRec = page.records[page.records.length - 1].seq;
         v.records = v.records.concat(recs).slice(-2000);
@@ -121,9 +134,12 @@ export function startLive(container, statusEl) {
       let v = views.get(d.group_id);
       if (!v) { v = make(d.group_id); v.id = d.group_id; views.set(d.group_id, v); }
       if (!v.el.isConnected) { container.querySelector('p.hint')?.remove(); container.append(v.el); }
-      const g = relView(d.view);
-      announceChanges(v, g);
-      v.g = g;
+      if (v.raw?.state !== d.view.state) v.phases = v.phases.concat({ at: serverNow(), state: d.view.state }).slice(-200);
+      announceChanges(v, d.view);
+      v.raw = d.view;
+      // Server times shown relative to `base`, known after the first history page (until then
+      // nothing is drawn: a session deadline would read as ms since 1970).
+      v.g = base == null ? null : relView(d.view);
       draw(v);
       pull(v);
     }
@@ -132,7 +148,7 @@ export function startLive(container, statusEl) {
   };
 
   const announceChanges = (v, g) => {
-    if (v.g && v.g.state !== g.state) announce(`group ${g.group_id}: ${v.g.state} → ${g.state} (group epoch ${g.group_epoch})`);
+    if (v.raw && v.raw.state !== g.state) announce(`group ${g.group_id}: ${v.raw.state} → ${g.state} (group epoch ${g.group_epoch})`);
     for (const m of g.members) {
       const before = v.lastStates.get(m.member_id);
       const now = `${m.state} ${m.member_epoch}`;

@@ -229,6 +229,11 @@ test('a real KIP-848 consumer group\'s log (built over the wire) replayed in the
   const page = await open(`${url}?trace=/api/groups/e2e-consumers/trace`);
   await page.waitForFunction(() => window.explorer.driver.constructor.name === 'RecordDriver', null, { timeout: 20000 });
   const span = await page.evaluate(() => window.explorer.driver.maxTime);
+  // Opened at 0 s, where the first records were written: the epoch chart shows the values at
+  // that time (dots) even though its lines have no length yet.
+  const dots = () => page.evaluate(() => [...document.querySelectorAll('#chart circle.now')].map((c) => c.getAttribute('class')).sort());
+  await page.waitForFunction(() => document.querySelector('#chart')?.getAttribute('aria-label')?.includes('group epoch 2'), null, { timeout: 10000 });
+  assert.deepEqual(await dots(), ['now ae', 'now ge', 'now m'], 'group epoch, assignment epoch and c-1 at 0 s');
   await seek(page, span);
   const end = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
   assert.equal(end.group_type, 'consumer');
@@ -241,6 +246,18 @@ test('a real KIP-848 consumer group\'s log (built over the wire) replayed in the
   const first = await page.evaluate(() => window.explorer.driver.last.snapshot.group);
   assert.deepEqual(first.members.map((m) => m.active.length), [6]);
   await seek(page, span);
+  // At the end the chart plots the group epoch, the assignment epoch and both members' epochs
+  // over the whole span (lines from the left edge to the right one).
+  await page.waitForFunction((e) => document.querySelector('#chart')?.getAttribute('aria-label')?.includes(`group epoch ${e}, assignment epoch ${e}, 2 members`), live.group_epoch, { timeout: 10000 });
+  const chart = await page.evaluate(() => ({
+    lines: [...document.querySelectorAll('#chart path.ge, #chart path.ae, #chart path.m')].map((p) => p.getAttribute('d')),
+    legend: document.querySelector('[data-testid=chart-legend]')?.textContent ?? '',
+  }));
+  assert.equal(chart.lines.length, 4, 'group epoch, assignment epoch and two members');
+  const widths = chart.lines.map((d) => { const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1])); return Math.max(...xs) - Math.min(...xs); });
+  assert.ok(widths.every((w) => w > 100), `every line spans the chart: ${JSON.stringify(chart.lines)}`);
+  assert.equal(chart.legend, `c-1 ${live.group_epoch}c-2 ${live.group_epoch}`);
+  assert.deepEqual(await dots(), ['now ae', 'now ge', 'now m', 'now m']);
   await page.screenshot({ path: `${OUT}traces-05-consumer-group.png`, fullPage: true });
   await page.close();
 });

@@ -196,8 +196,18 @@ export class EpochChart {
     const stepX = niceStep(tmax / 6);
     for (let t = 0; t <= tmax; t += stepX) if (x(t) < w - R - 28 || t === 0) ticksX.push(`<text x="${x(t)}" y="${h - 5}" text-anchor="${t === 0 ? 'start' : 'middle'}">${fmtT(t)}</text>`);
     const name = (id) => this.names?.get(id) ?? id;
+    // Each series' value now as a dot at the right end of its line: the lines start where a
+    // value was written, so records written at the time shown (a recorded trace opens at its
+    // first records, at 0 s) would otherwise be lines of no length, an empty chart.
+    const dot = (pts, cls, stroke = '') => {
+      const v = EpochChart.valueAt(pts, now);
+      return v == null ? '' : `<circle cx="${x(now).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" class="now ${cls}"${stroke && ` fill="${stroke}"`}/>`;
+    };
     // Every line at its true height (members on top of the group lines: hover for the values).
-    const memberPaths = [...this.members].map(([id, pts]) => `<path d="${path(pts)}" class="m" stroke="${memberColor(name(id), order)}"><title>member ${esc(name(id))}</title></path>`).join('');
+    const memberPaths = [...this.members].map(([id, pts]) => {
+      const c = memberColor(name(id), order);
+      return `<path d="${path(pts)}" class="m" stroke="${c}"><title>member ${esc(name(id))}</title></path>${dot(pts, 'm', c)}`;
+    }).join('');
     this.geom = { L, R, w, tmax, now }; this.order = order;
     const legend = this.classic
       ? `<g class="legend" transform="translate(${L},2)"><rect width="470" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
@@ -217,8 +227,8 @@ export class EpochChart {
       }
     }
     this.svgBox.innerHTML = `<svg width="${w}" height="${h}" class="chart" aria-hidden="true">${shade}${ticksY.join('')}${ticksX.join('')}
-      <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>
-      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>
+      <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>${dot(this.group, 'ge')}
+      <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>${dot(this.assign, 'ae')}
       ${memberPaths}
       <line class="hover-line" x1="0" x2="0" y1="${T}" y2="${h - B}" visibility="hidden"/>
       ${!this.group.length && !this.members.size ? `<text x="${w / 2}" y="${h / 2}" text-anchor="middle" class="empty-hint">Nothing has happened yet: press ▶ (Space) to play, or → to step to the next event</text>` : ''}
@@ -285,6 +295,7 @@ export class MemberCards {
   update(g, now, order) {
     this.now = now;
     this.assignmentEpoch = g.group_type === 'classic' ? null : g.assignment_epoch;
+    this.unit = g.group_type === 'consumer' ? 'partitions' : 'tasks'; // what a KIP-848 consumer is assigned
     let fresh = 0;
     this.el.classList.toggle('compact', g.members.length > 16);
     const seen = new Set();
@@ -374,7 +385,7 @@ export class MemberCards {
         ${m.standby.length ? `<div><span class="rl" data-term="standby">S</span>${chips(m.standby, 'standby')}</div>` : ''}
         ${m.warmup.length ? `<div><span class="rl" data-term="warmup">W</span>${chips(m.warmup, 'warmup')}</div>` : ''}
         ${pend.size ? `<div class="pend"><span class="rl" data-term="pending-revocation">R</span>${chips(m.pending_revocation, 'revoke pending')}</div>` : ''}
-        ${!m.active.length && !m.standby.length && !m.warmup.length && !pend.size ? '<div class="none">no tasks</div>' : ''}
+        ${!m.active.length && !m.standby.length && !m.warmup.length && !pend.size ? `<div class="none">no ${this.unit ?? 'tasks'}</div>` : ''}
       </div>
       ${plus.length || minus.length ? `<div class="todo" data-term="reconciliation">to target: ${plus.length ? `<span class="plus">+${plus.length}</span>` : ''} ${minus.length ? `<span class="minus">−${minus.length}</span>` : ''}</div>` : ''}`;
   }
@@ -384,7 +395,7 @@ export class MemberCards {
  * partitions. */
 MemberCards.prototype.fillClassic = function fillClassic(c, m, order) {
   const k = m.classic, st = k.client_state;
-  const status = m.client_status && m.client_status !== 'alive' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
+  const status = m.client_status && m.client_status !== 'alive' && m.client_status !== 'unknown' ? `<span class="cstatus ${esc(m.client_status)}">${esc(m.client_status)}</span>` : '';
   const revoked = new Set(k.revoked_partitions);
   c.className = `card classic-card ${st === 'stopped' ? 'gone' : ''} ${m.client_status ?? ''} ${st === 'revoking' ? 'has-pending' : ''}`;
   c.style.setProperty('--mc', memberColor(m.member_id, order));
@@ -467,7 +478,7 @@ export class AssignmentGrid {
     const members = g.members.filter((m) => m.state != null || m.active.length || m.pending_revocation.length);
     const tasks = this.sortedTasks(g);
     const ids = members.map((m) => m.member_id);
-    const corner = g.group_type === 'classic' ? 'partition \\ consumer' : 'task \\ member';
+    const corner = g.group_type === 'classic' ? 'partition \\ consumer' : g.group_type === 'consumer' ? 'partition \\ member' : 'task \\ member';
     if (corner !== this.corner) { this.corner = corner; this.tasks = []; } // reshaped below
     const diffKey = diff ? [...diff].sort().join(',') : '';
     const newTasks = tasks !== this.tasks;
@@ -501,7 +512,7 @@ export class AssignmentGrid {
     for (let c = 0; c < C; c++) mismatch += this.cols[c].mismatch;
     const text = g.group_type === 'classic'
       ? `${R} partitions × ${C} consumers · ${R - this.ownedRows(C)} owned by nobody`
-      : `${R} tasks × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
+      : `${R} ${g.group_type === 'consumer' ? 'partitions' : 'tasks'} × ${C} members · ${mismatch} cell${mismatch === 1 ? '' : 's'} differ from target`;
     if (this.summary.textContent !== text) {
       this.summary.textContent = text;
       this.summary.dataset.mismatch = mismatch;
@@ -935,7 +946,7 @@ export class Swimlanes {
     c.fillStyle = '#5b6270'; c.font = '11px system-ui, sans-serif';
     const axisY = Math.min(h - 8, bottom - 8);
     c.textAlign = 'left'; c.fillText(fmtT(t0), L, axisY);
-    c.textAlign = 'right'; c.fillText(fmtT(now), w - R, axisY);
+    c.textAlign = 'right'; c.fillText(fmtT(t0 + windowMs), w - R, axisY); // the right edge (now is the dashed line)
     c.textAlign = 'left';
     if (this.el.dataset.flying !== String(flying.length)) this.el.dataset.flying = flying.length;
     if (this.el.dataset.count !== String(this.hits.length)) {

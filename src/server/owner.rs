@@ -354,9 +354,10 @@ impl Owner {
                 {
                     panic!("fault injection: request from client id `{id}`");
                 }
-                if let Req::Heartbeat(r) = req {
-                    // Heartbeats change soft state (task offsets, endpoints) the view shows.
-                    live.group_changed(&r.group_id);
+                if let Some(group_id) = super::web::history::member_group(req) {
+                    // Member requests change what the view shows without a record (session
+                    // deadlines, task offsets, a classic group's join phase).
+                    live.group_changed(group_id);
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
                 if let Some(history) = history.as_mut() {
@@ -472,7 +473,7 @@ impl Owner {
     /// connection closed are dropped and their tokens forgotten.
     fn route_answers(&mut self, replies: &mut Vec<(oneshot::Sender<Reply>, Reply)>) {
         for (token, resp) in self.state.take_answers() {
-            super::web::history::answered(&self.shared.history, now_ms().0, token, &resp);
+            super::web::history::answered(&self.shared.history, &self.shared.watch, token, &resp);
             replies.extend(self.parked.answer(token, resp));
         }
         for token in self.parked.drop_closed() {

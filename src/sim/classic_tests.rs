@@ -90,6 +90,48 @@ fn classic_presets_converge_with_every_invariant_holding() {
 }
 
 #[test]
+fn the_live_view_of_a_classic_group_names_each_members_step_of_the_rebalance() {
+    // The coordinator-only view (the live view's): during the rebalance that c2's join starts,
+    // every member is joining, unjoined (to rejoin), awaiting_sync or stable: never "unknown".
+    let (spec, actions) = preset("classic-eager-range");
+    let mut sim = Simulation::new(spec.clone()).unwrap();
+    let mut next = actions.into_iter().peekable();
+    let mut seen = std::collections::BTreeSet::new();
+    while sim.now() < 25_000 {
+        while let Some(a) = next.next_if(|a| a.at_ms <= sim.now()) {
+            sim.apply(a.action).unwrap();
+        }
+        sim.step(50);
+        let Some(v) = classic_group_view(sim.coordinator(), &spec.group_id) else {
+            continue; // before the first JoinGroup
+        };
+        for m in &v.members {
+            let c = m.classic.as_ref().unwrap();
+            assert_ne!(
+                c.client_state,
+                "unknown",
+                "{} in {} at {}",
+                m.member_id,
+                v.state,
+                sim.now()
+            );
+            seen.insert((v.state.clone(), c.client_state.clone()));
+        }
+    }
+    for pair in [
+        ("PreparingRebalance", "unjoined"),
+        ("PreparingRebalance", "joining"),
+        ("CompletingRebalance", "awaiting_sync"),
+        ("Stable", "stable"),
+    ] {
+        assert!(
+            seen.contains(&(pair.0.to_string(), pair.1.to_string())),
+            "{pair:?} in {seen:?}"
+        );
+    }
+}
+
+#[test]
 fn eager_range_revokes_everything_on_a_join() {
     let sim = run_checked("classic-eager-range", 25_000, &[]);
     // c2 joins at 15 s: c1 gives up all six partitions before its JoinGroup.

@@ -58,15 +58,16 @@ pub fn classic_group_view(coord: &Coordinator, group_id: &str) -> Option<GroupVi
                 classic: Some(ClassicMemberView {
                     coordinator_member_id: m.member_id.clone(),
                     // As far as the coordinator can tell: a member with a JoinGroup or SyncGroup
-                    // waiting, or one of a Stable group (it has its assignment).
-                    client_state: if m.awaiting_join.is_some() {
-                        "joining"
-                    } else if m.awaiting_sync.is_some() {
-                        "awaiting_sync"
-                    } else if g.state.name() == "Stable" {
-                        "stable"
-                    } else {
-                        "unknown"
+                    // waiting; in the join phase one that has not joined again yet (it learns of
+                    // the rebalance from its next heartbeat's REBALANCE_IN_PROGRESS), in the sync
+                    // phase one that has its JoinGroup answer and is to send SyncGroup (§C3), or
+                    // one of a Stable group (it has its assignment).
+                    client_state: match (&m.awaiting_join, &m.awaiting_sync, g.state.name()) {
+                        (Some(_), _, _) => "joining",
+                        (_, Some(_), _) | (_, _, "CompletingRebalance") => "awaiting_sync",
+                        (_, _, "PreparingRebalance") => "unjoined",
+                        (_, _, "Stable") => "stable",
+                        _ => "unknown",
                     }
                     .to_string(),
                     generation: g.generation,

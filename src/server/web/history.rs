@@ -6,7 +6,8 @@
 //! every deferred JoinGroup / SyncGroup answer ([`answered`]).
 //!
 //! Kept only while someone is watching (an `/api/...` request in the last [`WATCH_MS`]): an
-//! unwatched server pays a clock read and an atomic load per batch. Bounded: [`PER_GROUP`] messages and
+//! unwatched server pays a clock read and an atomic load per batch, and an atomic load per
+//! deferred answer. Bounded: [`PER_GROUP`] messages and
 //! records per group, [`MAX_GROUPS`] groups (the least recently active one is forgotten).
 
 use std::collections::{BTreeMap, VecDeque};
@@ -84,6 +85,12 @@ impl Watch {
             self.recording.store(true, Relaxed);
         }
         w
+    }
+
+    /// Whether the history is recording (since the last batch that found someone watching);
+    /// one atomic load, for paths that must cost nothing while nobody watches.
+    pub fn is_recording(&self) -> bool {
+        self.recording.load(Relaxed)
     }
 
     /// Whether recording was on until now (then the history is to be forgotten).
@@ -243,17 +250,49 @@ impl History {
     }
 }
 
-/// A deferred JoinGroup or SyncGroup (`token`) was answered with `resp` at `now_ms`: its
-/// exchange in the history gets the answer (nothing happens while nobody watches).
+/// The group a member's request is about (a streams, KIP-848 or classic group's membership
+/// exchange: the ones the history records), `None` for any other request. The owner marks that
+/// group changed for the live view: these requests change what it shows without writing a
+/// record (session deadlines, a streams member's task offsets, a classic group's join phase).
+pub fn member_group(req: &Req) -> Option<&str> {
+    use crate::server::wire::RequestKind as K;
+    Some(match req {
+        Req::Heartbeat(r) => &r.group_id,
+        Req::Kafka(K::ConsumerGroupHeartbeat(r)) => &r.group_id.0,
+        Req::Kafka(K::JoinGroup(r)) => &r.group_id.0,
+        Req::Kafka(K::SyncGroup(r)) => &r.group_id.0,
+        Req::Kafka(K::Heartbeat(r)) => &r.group_id.0,
+        Req::Kafka(K::LeaveGroup(r)) => &r.group_id.0,
+        _ => return None,
+    })
+}
+
+/// A deferred JoinGroup or SyncGroup (`token`) was answered with `resp`: its exchange in the
+/// history gets the answer, timed now. While nobody watches this is one atomic load: no lock,
+/// no clock read.
 pub fn answered(
     history: &std::sync::Mutex<History>,
-    now_ms: i64,
+    watch: &Watch,
     token: RequestToken,
     resp: &Resp,
 ) {
+    answered_at(history, watch, || crate::server::now_ms().0, token, resp);
+}
+
+/// [`answered`] with its clock (`now_ms`, read only while recording).
+fn answered_at(
+    history: &std::sync::Mutex<History>,
+    watch: &Watch,
+    now_ms: impl FnOnce() -> i64,
+    token: RequestToken,
+    resp: &Resp,
+) {
+    if !watch.is_recording() {
+        return;
+    }
     let mut h = history.lock().unwrap_or_else(|e| e.into_inner());
     if h.recording_since_ms != 0 {
-        h.answer(now_ms, token, resp);
+        h.answer(now_ms(), token, resp);
     }
 }
 
@@ -324,6 +363,73 @@ mod tests {
         assert_eq!(m.error.as_deref(), Some("UNKNOWN_MEMBER_ID: unknown"));
         assert_eq!(m.member_id, "m-new");
         assert!(!m.request_hex.is_empty());
+    }
+
+    #[test]
+    fn a_deferred_answer_costs_no_lock_and_no_clock_read_while_nobody_watches() {
+        use crate::server::wire::ResponseKind;
+        use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
+        use kafka_protocol::protocol::StrBytes;
+        let history = std::sync::Mutex::new(History::default());
+        let token = RequestToken(7);
+        {
+            let mut h = history.lock().unwrap();
+            h.recording(1);
+            let join =
+                JoinGroupRequest::default().with_group_id(StrBytes::from_static_str("g").into());
+            h.exchange(1, 9, Request::Join(join), &Resp::Deferred(token));
+        }
+        let answer = Resp::Kafka(ResponseKind::JoinGroup(JoinGroupResponse::default()));
+        let reads = std::cell::Cell::new(0);
+        let clock = || {
+            reads.set(reads.get() + 1);
+            5
+        };
+        let in_flight = |h: &std::sync::Mutex<History>| {
+            h.lock().unwrap().page("g", 0, 0, 0).messages[0].received_ms
+        };
+
+        // Nobody watches: the answer is not even looked at (the clock is not read).
+        let watch = Watch::default();
+        answered_at(&history, &watch, clock, token, &answer);
+        assert_eq!(reads.get(), 0, "no clock read while nobody watches");
+        assert_eq!(in_flight(&history), -1);
+
+        // Someone watches: the exchange gets its answer, timed by the clock.
+        watch.looked(0);
+        assert!(watch.watched(1));
+        answered_at(&history, &watch, clock, token, &answer);
+        assert_eq!(reads.get(), 1);
+        assert_eq!(in_flight(&history), 5);
+    }
+
+    #[test]
+    fn every_member_request_names_its_group_for_the_live_view() {
+        use crate::server::wire::RequestKind as K;
+        use kafka_protocol::messages::{
+            ConsumerGroupHeartbeatRequest, DescribeGroupsRequest, HeartbeatRequest,
+            JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest,
+        };
+        use kafka_protocol::protocol::StrBytes;
+        let g = || StrBytes::from_static_str("g").into();
+        let members = [
+            Req::Heartbeat(hb("g", "m")),
+            Req::Kafka(K::ConsumerGroupHeartbeat(
+                ConsumerGroupHeartbeatRequest::default().with_group_id(g()),
+            )),
+            Req::Kafka(K::JoinGroup(JoinGroupRequest::default().with_group_id(g()))),
+            Req::Kafka(K::SyncGroup(SyncGroupRequest::default().with_group_id(g()))),
+            Req::Kafka(K::Heartbeat(HeartbeatRequest::default().with_group_id(g()))),
+            Req::Kafka(K::LeaveGroup(
+                LeaveGroupRequest::default().with_group_id(g()),
+            )),
+        ];
+        for r in &members {
+            assert_eq!(member_group(r), Some("g"), "{r:?}");
+            assert!(Request::of(r).is_some(), "the history records it too");
+        }
+        let describe = Req::Kafka(K::DescribeGroups(DescribeGroupsRequest::default()));
+        assert_eq!(member_group(&describe), None);
     }
 
     #[test]
