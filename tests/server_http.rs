@@ -1,6 +1,8 @@
 //! The web view: static files, /api/groups, /api/events (SSE), /metrics.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::time::Duration;
 
 use groupcoord::server::{ServeOptions, start};
@@ -40,6 +42,7 @@ async fn web_view_with_demo_group() {
     o.http = Some("127.0.0.1:0".parse().unwrap());
     o.www_dir = www;
     o.demo = true;
+    o.owners = common::test_owners();
     o.coordinator.initial_rebalance_delay_ms = 0;
     o.coordinator.heartbeat_interval_ms = 5000;
     let srv = start(o).await.unwrap();

@@ -177,7 +177,8 @@ fn a_second_log_on_the_same_directory_is_refused_naming_the_holder() {
 #[tokio::test]
 async fn a_second_server_on_the_same_data_dir_does_not_start() {
     let dir = temp_dir("lock-srv");
-    let o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.clone());
+    o.owners = common::test_owners();
     let first = start(o.clone()).await.unwrap();
     match start(o.clone()).await {
         Err(StartError::Load(LoadError::Locked(e))) => {

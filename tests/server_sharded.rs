@@ -248,3 +248,36 @@ async fn a_missing_or_damaged_shard_stops_start_up_by_name() {
     }
     assert!(!shard.exists(), "the missing shard is not recreated empty");
 }
+
+/// `groupcoord.max.groups` bounds the server, not each owner: with two owners each holds its
+/// half, so the server never holds more groups than the bound (each owner counting only its own
+/// groups would let two owners hold twice the bound).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_group_bound_is_the_servers_not_each_owners() {
+    let dir = temp_dir("sharded-max-groups");
+    let mut o = options(dir.clone(), 2);
+    o.coordinator.limits.max_groups = 2;
+    let srv = start(o).await.expect("server starts");
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    let join = |group: &str| {
+        let mut hb = ConsumerGroupHeartbeatRequest::default();
+        hb.group_id = GroupId(s(group));
+        hb.member_id = s("m-1");
+        hb.member_epoch = 0;
+        hb.rebalance_timeout_ms = 60_000;
+        hb.subscribed_topic_names = Some(vec![TopicName(s("t"))]);
+        hb.topic_partitions = Some(Vec::new());
+        hb
+    };
+    let mut codes = Vec::new();
+    for g in [ON_1, ALSO_ON_1, ON_0] {
+        let r = c.call(0, &join(g)).await.expect("consumer heartbeat");
+        codes.push((g, r.error_code));
+    }
+    let groups = listed(&mut c).await;
+    // Stopped before asserting: a failed assertion with the server running would hang the test.
+    srv.shutdown().await;
+    // INVALID_REQUEST (42): owner 1 already holds its share when g-c arrives.
+    assert_eq!(codes, vec![(ON_1, 0), (ALSO_ON_1, 42), (ON_0, 0)]);
+    assert_eq!(groups, vec![ON_1, ON_0]);
+}

@@ -106,7 +106,8 @@ pub struct ServeOptions {
     pub snapshot_bytes: u64,
     /// Requests in flight per connection before the server stops reading it.
     pub max_inflight_per_connection: usize,
-    /// How long the owner keeps looking for new work after a batch before it parks.
+    /// How long the owner keeps looking for new work after a batch before it parks (not at all
+    /// when there are several owners and as many owners as cores).
     pub owner_spin: Duration,
     /// Fault injection for tests: the owner thread panics when it handles a request from this
     /// client id (proves that a dead owner stops the server instead of leaving a zombie).
@@ -464,9 +465,13 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let dirs =
         storage::layout::prepare(&opts.data_dir, owner_count, routing::COORDINATOR_PARTITIONS)
             .map_err(StartError::Shards)?;
+    // `groupcoord.max.groups` bounds the server, not each owner: every owner counts only its
+    // own groups, so each gets its share (docs/sharding.md, "Limits").
+    let mut coordinator = opts.coordinator.clone();
+    coordinator.limits.max_groups = owner_share(coordinator.limits.max_groups, owner_count);
     let mut states: Vec<State> = (0..owner_count)
         .map(|_| {
-            let mut coord = Coordinator::new(opts.coordinator.clone());
+            let mut coord = Coordinator::new(coordinator.clone());
             coord.set_assignment_offload(opts.assignment_offload_min_work);
             let mut state = State::new(coord, host.clone(), port);
             state.advertised = bound
@@ -556,6 +561,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let mut owner_threads = Vec::with_capacity(owner_count);
     let mut commit_threads = Vec::with_capacity(owner_count);
     let sharded = owner_count > 1;
+    let spin = owner_spin(opts.owner_spin, owner_count);
     let parts = states
         .into_iter()
         .zip(logs)
@@ -587,7 +593,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
             committer,
             shared: shared.clone(),
             shutdown: shutdown_rx.clone(),
-            spin: opts.owner_spin,
+            spin,
             panic_on_client_id: opts.panic_owner_on_client_id.clone(),
             parked: Default::default(),
             assignments: owner::AssignmentWorker::spawn()
@@ -747,6 +753,7 @@ fn load_owners(
             .collect()
     });
     let logs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let replayed_ms = t0.elapsed().as_millis() as u64;
     let (first, rest) = states.split_first_mut().expect("at least one owner");
     let mut floors = Vec::new();
     for s in rest.iter_mut() {
@@ -756,10 +763,33 @@ fn load_owners(
     first.data.set_offset_floors(floors);
     info!(
         owners = dirs.len(),
+        replay_ms = replayed_ms,
         ms = t0.elapsed().as_millis() as u64,
         "every shard replayed"
     );
     Ok(logs)
+}
+
+/// How long each owner spins for work after a batch: the configured spin while the owners are
+/// fewer than the cores; none (park at once) when they are as many or more. A spinning owner
+/// saves a park/unpark round trip under load, but with an owner on every core the spins take
+/// the cores from the connection tasks that produce the owners' work (docs/sharding.md,
+/// "Measurements").
+fn owner_spin(spin: Duration, owners: usize) -> Duration {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if owners > 1 && owners >= cores {
+        Duration::ZERO
+    } else {
+        spin
+    }
+}
+
+/// One owner's share of a server-wide bound: rounded up, so that a bound of at least `owners`
+/// still lets every owner hold something and the total stays under `bound + owners`.
+fn owner_share(bound: i32, owners: usize) -> i32 {
+    let owners = i32::try_from(owners.max(1)).unwrap_or(i32::MAX);
+    let bound = bound.max(0);
+    (bound / owners + i32::from(bound % owners != 0)).max(1)
 }
 
 /// `queued.max.request.bytes`, raised if needed so that one maximal frame (with its length
@@ -778,5 +808,26 @@ fn panic_message(panic: &Box<dyn Any + Send>) -> String {
         s.clone()
     } else {
         "unknown panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_share_rounds_up_and_never_reaches_zero() {
+        assert_eq!(owner_share(100_000, 1), 100_000);
+        assert_eq!(owner_share(100_000, 2), 50_000);
+        assert_eq!(owner_share(5, 2), 3);
+        assert_eq!(owner_share(1, 4), 1);
+    }
+
+    #[test]
+    fn one_owner_keeps_its_spin() {
+        let spin = Duration::from_micros(50);
+        assert_eq!(owner_spin(spin, 1), spin);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(owner_spin(spin, cores.max(2)), Duration::ZERO);
     }
 }
