@@ -275,9 +275,50 @@ async fn the_group_bound_is_the_servers_not_each_owners() {
         codes.push((g, r.error_code));
     }
     let groups = listed(&mut c).await;
-    // Stopped before asserting: a failed assertion with the server running would hang the test.
     srv.shutdown().await;
     // INVALID_REQUEST (42): owner 1 already holds its share when g-c arrives.
     assert_eq!(codes, vec![(ON_1, 0), (ALSO_ON_1, 42), (ON_0, 0)]);
     assert_eq!(groups, vec![ON_1, ON_0]);
+}
+
+/// A test that fails (panics) while its server runs must fail, not hang: the dropped handle stops
+/// the owners, so the runtime's drop does not wait for them forever. Runs the runtime on a thread
+/// of its own so that a hang shows as a timeout here instead of hanging this binary.
+#[test]
+fn a_dropped_handle_stops_the_server_so_a_failing_test_ends() {
+    let dir = temp_dir("sharded-dropped-handle");
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let d = dir.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr = rt.block_on(async {
+            let srv = start(options(d, 2)).await.expect("server starts");
+            let mut c = Client::connect(srv.addr).await.unwrap();
+            commit(&mut c, ON_1, 7).await;
+            let addr = srv.addr;
+            drop(srv); // what a panicking assertion does to the handle
+            addr
+        });
+        drop(rt);
+        let _ = done_tx.send(addr);
+    });
+    let addr = done_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the runtime holding a dropped server handle ends");
+    // The server is gone (its listener closed) and what it acknowledged is in the log.
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "still listening"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let srv = start(options(dir, 2)).await.expect("restarts");
+        let mut c = Client::connect(srv.addr).await.unwrap();
+        let got = fetch(&mut c, &[ON_1]).await;
+        srv.shutdown().await;
+        assert_eq!(got, vec![(ON_1.to_string(), 7)]);
+    });
 }

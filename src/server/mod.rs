@@ -229,7 +229,7 @@ pub enum ServerError {
     CommitPanicked(String),
 }
 
-/// A running server.
+/// A running server. Dropping the handle stops it too (see the `Drop` impl), without waiting.
 pub struct ServerHandle {
     /// The first listener's bound address (the real port when it asked for port 0).
     pub addr: SocketAddr,
@@ -298,6 +298,18 @@ impl ServerHandle {
             self.result = Some(d.await.unwrap_or(Ok(())));
         }
         self.result.clone().unwrap_or(Ok(()))
+    }
+}
+
+/// A handle dropped without [`ServerHandle::shutdown`] (a panicking test, an early return)
+/// still stops the server, without waiting for it: otherwise its owner threads keep running and
+/// the runtime that drops it (a `#[tokio::test]`'s) waits for them forever, so a failing
+/// assertion would hang the test binary instead of failing it.
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if self.done.is_some() {
+            let _ = self.shutdown.send(true);
+        }
     }
 }
 
