@@ -562,3 +562,23 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_are_read_from_the_childs_log_with_or_without_colours() {
+        let coloured = "\u{1b}[2m2026-12-02T05:40:31Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m log replayed \
+             \u{1b}[3mrecords\u{1b}[0m\u{1b}[2m=\u{1b}[0m1000000 \u{1b}[3mms\u{1b}[0m\u{1b}[2m=\
+             \u{1b}[0m584 \u{1b}[3mwaited_for_reader_ms\u{1b}[0m\u{1b}[2m=\u{1b}[0m181\n\
+             INFO timers re-armed, offset floors set timers=15412 ms=52\n";
+        let p = Phases::parse(coloured);
+        assert_eq!((p.replay, p.waited, p.rearm), (Some(584.0), Some(181.0), Some(52.0)));
+        // Several shards: the slowest; an older binary's log: nothing.
+        let shards = "log replayed ms=300 waited_for_reader_ms=10\nlog replayed ms=450\n";
+        assert_eq!(Phases::parse(shards).replay, Some(450.0));
+        let old = Phases::parse("log replayed records=5\ntimers re-armed timers=3\n");
+        assert_eq!((old.replay, old.waited, old.rearm), (None, None, None));
+    }
+}
