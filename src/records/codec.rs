@@ -24,6 +24,7 @@
 
 mod classic;
 mod consumer;
+#[cfg(not(target_arch = "wasm32"))]
 mod fast;
 mod offsets;
 mod streams;
@@ -471,32 +472,13 @@ pub fn encode_batch(records: &[Record]) -> Result<Vec<u8>, RecordCodecError> {
 /// The records of [`encode_batch`] bytes. The first bad record fails the whole batch with
 /// [`RecordCodecError::InBatch`].
 pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Record>, RecordCodecError> {
-    // The common case first (a restart decodes a million records): framing walked without the
-    // wire layer, then offset commits decoded directly. Anything that does not check out is
-    // decoded again from the start by `decode_batch_checked`, which names the error.
-    let mut count = 0;
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        match fast::frame(rest) {
-            Some((_, _, after)) => rest = after,
-            None => return decode_batch_checked(bytes),
-        }
-        count += 1;
+    // Natively, the common case first (a restart decodes a million records); the explorer's
+    // batches are small and its module size counts.
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(records) = fast::decode_batch(bytes) {
+        return Ok(records);
     }
-    let mut out = Vec::with_capacity(count);
-    let mut rest = bytes;
-    while let Some((key, value, after)) = fast::frame(rest) {
-        let record = match fast::offset_commit(key, value) {
-            Some(r) => r,
-            None => match decode_record(key, value) {
-                Ok(r) => r,
-                Err(_) => return decode_batch_checked(bytes),
-            },
-        };
-        out.push(record);
-        rest = after;
-    }
-    Ok(out)
+    decode_batch_checked(bytes)
 }
 
 /// [`decode_batch`] through the wire layer only: every error with its field path.

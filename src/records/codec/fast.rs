@@ -1,6 +1,6 @@
-//! The records a restart reads most (committed offsets, type 1 at the version groupcoord writes)
-//! and the batch framing, decoded straight from the bytes, without the wire layer's field-path
-//! bookkeeping (which only matters for an error message).
+//! Native builds only. The records a restart reads most (committed offsets, type 1 at the
+//! version groupcoord writes) and the batch framing, decoded straight from the bytes, without the
+//! wire layer's field-path bookkeeping (which only matters for an error message).
 //!
 //! Every function here answers `None` for anything it does not handle or that does not check
 //! out; the caller then decodes through the wire layer, which gives the exact error. So the
@@ -45,12 +45,35 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The records of a batch: its framing walked without the wire layer, offset commits decoded
+/// here, other records by [`super::decode_record`]. `None` if anything does not check out: the
+/// caller then decodes the batch again through the wire layer, which names the error.
+pub(super) fn decode_batch(bytes: &[u8]) -> Option<Vec<Record>> {
+    let mut count = 0;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        rest = frame(rest)?.2;
+        count += 1;
+    }
+    let mut out = Vec::with_capacity(count);
+    let mut rest = bytes;
+    while let Some((key, value, after)) = frame(rest) {
+        let record = match offset_commit(key, value) {
+            Some(r) => r,
+            None => super::decode_record(key, value).ok()?,
+        };
+        out.push(record);
+        rest = after;
+    }
+    Some(out)
+}
+
 /// The key and value of the record at the start of `bytes` (batch framing: key as `bytes`,
 /// value as `nullable_bytes`), and the bytes after it.
-pub(super) type Framed<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8]);
+type Framed<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8]);
 
 /// The first record of a batch's bytes, framed.
-pub(super) fn frame(bytes: &[u8]) -> Option<Framed<'_>> {
+fn frame(bytes: &[u8]) -> Option<Framed<'_>> {
     let mut c = Cursor(bytes);
     let key_len = usize::try_from(c.i32()?).ok()?;
     let key = c.take(key_len)?;
@@ -62,7 +85,7 @@ pub(super) fn frame(bytes: &[u8]) -> Option<Framed<'_>> {
 }
 
 /// A committed offset (record type 1) whose value, if any, is at version 3.
-pub(super) fn offset_commit(key: &[u8], value: Option<&[u8]>) -> Option<Record> {
+fn offset_commit(key: &[u8], value: Option<&[u8]>) -> Option<Record> {
     let mut k = Cursor(key);
     if k.i16()? != record_type::OFFSET_COMMIT {
         return None;

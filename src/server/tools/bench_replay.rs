@@ -574,7 +574,10 @@ mod tests {
              \u{1b}[0m584 \u{1b}[3mwaited_for_reader_ms\u{1b}[0m\u{1b}[2m=\u{1b}[0m181\n\
              INFO timers re-armed, offset floors set timers=15412 ms=52\n";
         let p = Phases::parse(coloured);
-        assert_eq!((p.replay, p.waited, p.rearm), (Some(584.0), Some(181.0), Some(52.0)));
+        assert_eq!(
+            (p.replay, p.waited, p.rearm),
+            (Some(584.0), Some(181.0), Some(52.0))
+        );
         // Several shards: the slowest; an older binary's log: nothing.
         let shards = "log replayed ms=300 waited_for_reader_ms=10\nlog replayed ms=450\n";
         assert_eq!(Phases::parse(shards).replay, Some(450.0));
