@@ -207,6 +207,40 @@ impl OffsetsTable {
         }
     }
 
+    /// Offset commits of one group and topic in log order (`run`: [`Record::OffsetCommit`]s of
+    /// `group_id` and `topic`, as [`Coordinator::replay_all`] finds them), as
+    /// [`OffsetsTable::apply`] applies them one by one, with one lookup of the group and the
+    /// topic when none of them is a tombstone.
+    pub(crate) fn apply_run(&mut self, group_id: &str, topic: &str, run: &[Record]) {
+        let commits = run.iter().filter_map(|r| match r {
+            Record::OffsetCommit {
+                partition, value, ..
+            } => Some((*partition, value.as_ref())),
+            _ => None,
+        });
+        if commits.clone().any(|(_, v)| v.is_none()) {
+            for (p, v) in commits {
+                self.apply(group_id, topic, p, v);
+            }
+            return;
+        }
+        let group = match self.groups.get_mut(group_id) {
+            Some(g) => g,
+            None => self.groups.entry(group_id.to_string()).or_default(),
+        };
+        let partitions = match group.topics.get_mut(topic) {
+            Some(ps) => ps,
+            None => group.topics.entry(topic.to_string()).or_default(),
+        };
+        for (partition, value) in commits {
+            if let Some(v) = value
+                && partitions.insert(partition, v.clone()).is_none()
+            {
+                group.len += 1;
+            }
+        }
+    }
+
     /// Put a group's offsets back as saved (`None`: it had none).
     pub(crate) fn restore(&mut self, group_id: String, saved: Option<GroupOffsets>) {
         match saved {
@@ -499,6 +533,46 @@ mod tests {
             c.replay(r).expect("replays");
         }
         c
+    }
+
+    #[test]
+    fn runs_of_commits_replay_as_one_record_at_a_time() {
+        // Runs of one group and topic (applied with one lookup), runs with tombstones (applied
+        // one by one), runs broken by another topic, group or record kind.
+        let mut records = Vec::new();
+        for round in 0..4i64 {
+            for p in 0..6 {
+                records.push(commit(
+                    "g",
+                    "t",
+                    (p * 7 + round as i32) % 5,
+                    Some(round * 10 + 1),
+                ));
+            }
+            records.push(commit("g", "u", 1, Some(round)));
+            records.push(commit("g", "t", 2, None));
+            records.push(commit("g", "t", 3, Some(round)));
+            records.push(commit("h", "t", 3, Some(round)));
+            records.push(commit("h", "t", 4, Some(round)));
+            records.push(Record::GroupMetadata {
+                group_id: "s".into(),
+                value: Some(Default::default()),
+            });
+            records.push(commit("h", "t", 3, None));
+            records.push(commit("h", "t", 4, None));
+            records.push(commit("h", "t", 5, None));
+            records.push(commit("g", "u", 1, None));
+        }
+        let one_by_one = replayed(&records);
+        let mut batched = Coordinator::new(CoordinatorConfig::default());
+        batched.replay_all(&records).expect("replays");
+        assert_eq!(batched.state_hash(), one_by_one.state_hash());
+        assert_eq!(
+            batched.offsets.sorted_rows(),
+            one_by_one.offsets.sorted_rows()
+        );
+        assert_eq!(batched.offsets("g").map(|o| o.len()), Some(4));
+        assert!(batched.offsets("h").is_none());
     }
 
     #[test]

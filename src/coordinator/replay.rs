@@ -182,6 +182,41 @@ impl Coordinator {
         }
     }
 
+    /// Apply `records` in order, exactly as [`Coordinator::replay`] one by one: a run of offset
+    /// commits of one group and topic (a commit request writes one per partition) finds the
+    /// group and topic once. On error: the record that failed, and why.
+    pub fn replay_all<'r>(
+        &mut self,
+        records: &'r [Record],
+    ) -> Result<(), (&'r Record, ReplayError)> {
+        let mut rest = records;
+        while let Some(first) = rest.first() {
+            let run = match first {
+                Record::OffsetCommit {
+                    group_id, topic, ..
+                } => {
+                    let run = rest
+                        .iter()
+                        .take_while(|r| {
+                            matches!(r, Record::OffsetCommit { group_id: g, topic: t, .. }
+                                if g == group_id && t == topic)
+                        })
+                        .count();
+                    Some((group_id, topic, run))
+                }
+                _ => None,
+            };
+            if let Some((group_id, topic, run)) = run.filter(|r| r.2 > 1) {
+                self.offsets.apply_run(group_id, topic, &rest[..run]);
+                rest = &rest[run..];
+            } else {
+                self.replay(first).map_err(|e| (first, e))?;
+                rest = &rest[1..];
+            }
+        }
+        Ok(())
+    }
+
     /// Apply one record. State changes only through here (spec §6).
     pub fn replay(&mut self, record: &Record) -> Result<(), ReplayError> {
         if self.replay_consumer(record)? {

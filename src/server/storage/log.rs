@@ -706,10 +706,12 @@ fn replay_source(
         reason,
     };
     loop {
+        let waiting = std::time::Instant::now();
         let event = events.recv().map_err(|_| LoadError::Io {
             path: path.to_path_buf(),
             source: io::Error::other("the load's reader thread stopped early"),
         })?;
+        report.waited += waiting.elapsed();
         match event {
             Event::Batch { pos, next, entry } => {
                 if (pos as u64) < acked && next as u64 > acked {
@@ -810,6 +812,9 @@ pub struct LoadReport {
     pub bytes: u64,
     /// (file, offset, bytes dropped, reason) of a truncated torn tail.
     pub truncated: Option<(PathBuf, u64, u64, String)>,
+    /// Time the applying thread waited for the reader thread's next decoded batch: the part of
+    /// the load that reading and decoding did not hide behind applying.
+    pub waited: std::time::Duration,
     /// Segments but no `COMMIT` file (a log written before commit marks): a damaged last batch
     /// could only be taken as a torn write.
     pub without_commit_mark: bool,

@@ -21,15 +21,10 @@ use super::kafka::State;
 /// logged) to `state`.
 pub(crate) fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<(), String> {
     match entry {
-        LogEntry::Records(rs) => {
-            for r in rs {
-                state
-                    .coord
-                    .replay(r)
-                    .map_err(|e| format!("{} ({e})", r.summary()))?;
-            }
-            Ok(())
-        }
+        LogEntry::Records(rs) => state
+            .coord
+            .replay_all(rs)
+            .map_err(|(r, e)| format!("{} ({e})", r.summary())),
         LogEntry::Topics(ts) => state.replay_topics(ts),
         LogEntry::Acls(cs) => {
             cs.iter().for_each(|c| state.authorizer.apply(c));
@@ -61,12 +56,18 @@ pub fn recover(dir: &Path, snapshot_bytes: u64, state: &mut State) -> Result<Log
         topics = state.topics.len(),
         scram_credentials = state.scram.read().map(|c| c.len()).unwrap_or(0),
         ms = t0.elapsed().as_millis() as u64,
+        waited_for_reader_ms = report.waited.as_millis() as u64,
         "log replayed"
     );
     // The owner sleeps on the coordinator's own table (`next_deadline`); the changes are logged.
+    let t1 = Instant::now();
     let rearmed = state.coord.on_loaded(super::now_ms());
-    info!(timers = rearmed.len(), "timers re-armed");
     state.after_replay();
+    info!(
+        timers = rearmed.len(),
+        ms = t1.elapsed().as_millis() as u64,
+        "timers re-armed, offset floors set"
+    );
     info!(
         max_mb = state.coord.config().limits.max_data_plane_mb,
         "data plane (Produce/Fetch) is in memory only: produced records are lost on restart, \

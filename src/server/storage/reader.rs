@@ -2,13 +2,14 @@
 //! thread of its own while the caller applies the entries before them (on two cores a restart
 //! then costs about max(decode, apply) instead of their sum).
 //!
-//! Segments are streamed through one reusable buffer, never read whole: the load's peak memory
-//! is the replayed state plus a few batches, not the state plus the largest segment. Only a batch
-//! that does not check out (a torn tail, damage) reads the rest of its file, to report exactly
-//! what `parse_at` reports and whether a valid batch follows.
+//! Segments are streamed through one reusable buffer (batches are checked and decoded where they
+//! were read), never read whole: the load's peak memory is the replayed state plus a few
+//! batches, not the state plus the largest segment. Only a batch that does not check out (a torn
+//! tail, damage) reads the rest of its file, to report exactly what `parse_at` reports and
+//! whether a valid batch follows.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
@@ -125,20 +126,37 @@ fn batches_in(buf: &[u8], tx: &Ends) -> bool {
     tx.send(Event::End { bad: None })
 }
 
-/// The batches of a segment, streamed. `Ok(false)`: stop reading.
+/// The batches of a segment, streamed through one buffer: big reads, and each batch checked and
+/// decoded where it was read (no copy of its bytes). `Ok(false)`: stop reading.
 fn stream_segment(path: &std::path::Path, tx: &Ends) -> io::Result<bool> {
-    let file = File::open(path)?;
+    let mut file = File::open(path)?;
     let len = file.metadata()?.len() as usize;
-    let mut r = BufReader::with_capacity(READ_BUFFER.min(len.max(HEADER)), file);
-    let mut header = [0u8; HEADER];
-    let mut payload = Vec::new();
+    let mut window = Window {
+        buf: vec![0; READ_BUFFER.min(len.max(HEADER))],
+        start: 0,
+        end: 0,
+    };
     let mut pos = 0usize;
     while pos < len {
-        if !next_payload(&mut r, &mut header, &mut payload, len - pos)? {
+        let left = len - pos;
+        if left < HEADER {
             return bad_tail(path, pos, tx);
         }
-        let next = pos + HEADER + payload.len();
-        let entry = decode_payload(&payload);
+        let header = window.fill(&mut file, HEADER)?;
+        let word =
+            |i: usize| u32::from_be_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+        let (magic, batch, crc) = (word(0), word(4) as usize, word(8));
+        if magic != MAGIC || batch > MAX_BATCH || batch > left - HEADER {
+            return bad_tail(path, pos, tx);
+        }
+        // Bounded by the file's size and MAX_BATCH, checked above.
+        let payload = &window.fill(&mut file, HEADER + batch)?[HEADER..];
+        if crc32c::crc32c(payload) != crc {
+            return bad_tail(path, pos, tx);
+        }
+        let entry = decode_payload(payload);
+        window.start += HEADER + batch;
+        let next = pos + HEADER + batch;
         if !tx.send(Event::Batch { pos, next, entry }) {
             return Ok(false);
         }
@@ -147,28 +165,34 @@ fn stream_segment(path: &std::path::Path, tx: &Ends) -> io::Result<bool> {
     Ok(tx.send(Event::End { bad: None }))
 }
 
-/// Read the payload of the batch at the reader's position into `payload` (reused from batch
-/// to batch; `left` bytes remain in the file); `false` when the batch does not check out.
-fn next_payload(
-    r: &mut BufReader<File>,
-    header: &mut [u8; HEADER],
-    payload: &mut Vec<u8>,
-    left: usize,
-) -> io::Result<bool> {
-    if left < HEADER {
-        return Ok(false);
+/// The bytes of a file read ahead: `buf[start..end]` are the next ones.
+struct Window {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Window {
+    /// The next `need` bytes (reading more if fewer are held; the caller bounds `need`).
+    fn fill(&mut self, file: &mut File, need: usize) -> io::Result<&[u8]> {
+        if self.end - self.start < need {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() < need {
+                self.buf.resize(need, 0);
+            }
+            while self.end < need {
+                match file.read(&mut self.buf[self.end..]) {
+                    Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                    Ok(n) => self.end += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.start..self.start + need])
     }
-    r.read_exact(header)?;
-    let word =
-        |i: usize| u32::from_be_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-    let (magic, len, crc) = (word(0), word(4) as usize, word(8));
-    if magic != MAGIC || len > MAX_BATCH || len > left - HEADER {
-        return Ok(false);
-    }
-    // Bounded by the file's size, checked above.
-    payload.resize(len, 0);
-    r.read_exact(payload)?;
-    Ok(crc32c::crc32c(payload) == crc)
 }
 
 /// A batch at `pos` did not check out: read the rest of the file and report it as

@@ -2,7 +2,9 @@
 //! commits, streams members joining and leaving) in a temporary directory, then starts
 //! `groupcoord serve` on it (a child process) several times and measures the time from the start
 //! to the first answered request that needs the replayed state (a StreamsGroupDescribe, answered
-//! by the owner), and the child's peak RSS (`VmHWM`).
+//! by the owner), and the child's peak RSS (`VmHWM`). The phases come from the child's own log
+//! lines: the replay (reading and decoding on one thread, applying on another; how long the
+//! applying thread waited for the reader), and the timers re-armed after it.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -270,13 +272,76 @@ fn build(dir: &Path, records: usize, groups: usize, owners: usize) -> Result<Bui
     })
 }
 
-/// One start-up: ms to the first answered describe, peak RSS in bytes.
+/// The phases of a start-up as the child logs them (ms); `None` when its log has no such line
+/// (a `--compare-bin` from before they were logged).
+#[derive(Debug, Clone, Copy, Default)]
+struct Phases {
+    /// Open and replay the log (with several owners: the slowest shard's).
+    replay: Option<f64>,
+    /// Of that, the applying thread waiting for decoded batches.
+    waited: Option<f64>,
+    /// Timers re-armed and offset floors set.
+    rearm: Option<f64>,
+}
+
+impl Phases {
+    /// From the child's stderr (tracing's format, possibly with colours).
+    fn parse(stderr: &str) -> Phases {
+        let mut p = Phases::default();
+        for line in stderr.lines() {
+            let line = strip_ansi(line);
+            let field = |name: &str| -> Option<f64> {
+                let at = line.find(&format!(" {name}="))? + name.len() + 2;
+                let digits: String = line[at..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                digits.parse().ok()
+            };
+            let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            if line.contains("log replayed") {
+                p.replay = max(p.replay, field("ms"));
+                p.waited = max(p.waited, field("waited_for_reader_ms"));
+            } else if line.contains("timers re-armed") {
+                p.rearm = max(p.rearm, field("ms"));
+            }
+        }
+        p
+    }
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters, ended by a letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn show(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"))
+}
+
+/// One start-up: ms to the first answered describe, peak RSS in bytes, the phases.
 async fn start_once(
     bin: &Path,
     dir: &Path,
     probe: &str,
     owners: usize,
-) -> Result<(f64, u64), String> {
+) -> Result<(f64, u64, Phases), String> {
     let t0 = Instant::now();
     let mut cmd = Command::new(bin);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -287,11 +352,19 @@ async fn start_once(
         cmd.args(["--owners", &owners.to_string()]);
     }
     let mut child = cmd
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "warn,groupcoord::server::storage=info")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
+    // Drained as it comes (a full pipe would stop the child); read to its end once it is killed.
+    let stderr = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut e, &mut s);
+            s
+        })
+    });
     let result = async {
         let out = child.stdout.take().ok_or("no stdout")?;
         let line = tokio::task::spawn_blocking(move || {
@@ -334,7 +407,11 @@ async fn start_once(
     // Our own child: nothing it holds needs a clean stop (it wrote nothing).
     let _ = child.kill();
     let _ = child.wait();
-    result
+    let phases = stderr
+        .and_then(|t| t.join().ok())
+        .map(|s| Phases::parse(&s))
+        .unwrap_or_default();
+    result.map(|(ms, rss)| (ms, rss, phases))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -426,20 +503,24 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     }
     println!();
     println!(
-        "| round | binary, owners | start to first answer ms | peak RSS MB | peak RSS / log |"
+        "| round | binary, owners | start to first answer ms | replay ms | of it waiting for the \
+         reader ms | timers re-armed ms | peak RSS MB | peak RSS / log |"
     );
-    println!("|---:|---|---:|---:|---:|");
-    let mut results: Vec<Vec<(f64, u64)>> = vec![Vec::new(); configs.len()];
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut results: Vec<Vec<(f64, u64, Phases)>> = vec![Vec::new(); configs.len()];
     for round in 1..=a.rounds {
         for (i, (name, bin, k)) in configs.iter().enumerate() {
             let (n, at, b) = &built[*k];
-            let (ms, rss) = start_once(bin, at, &b.probe, *n).await?;
+            let (ms, rss, p) = start_once(bin, at, &b.probe, *n).await?;
             println!(
-                "| {round} | {name} | {ms:.0} | {:.1} | {:.2} |",
+                "| {round} | {name} | {ms:.0} | {} | {} | {} | {:.1} | {:.2} |",
+                show(p.replay),
+                show(p.waited),
+                show(p.rearm),
                 rss as f64 / 1e6,
                 rss as f64 / b.bytes.max(1) as f64
             );
-            results[i].push((ms, rss));
+            results[i].push((ms, rss, p));
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
@@ -454,8 +535,16 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
             ms.iter().copied().fold(0.0, f64::max),
         );
         let (m, r) = (median(&mut ms), median(&mut rss));
+        let phase = |f: fn(&Phases) -> Option<f64>| {
+            let mut v: Vec<f64> = results[i].iter().filter_map(|r| f(&r.2)).collect();
+            show((!v.is_empty()).then(|| median(&mut v)))
+        };
         println!(
-            "{name}: median {m:.0} ms ({lo:.0}-{hi:.0}), median peak RSS {:.1} MB = {:.2}× the log",
+            "{name}: median {m:.0} ms ({lo:.0}-{hi:.0}; replay {} ms, of it waiting for the \
+             reader {} ms; timers re-armed {} ms), median peak RSS {:.1} MB = {:.2}× the log",
+            phase(|p| p.replay),
+            phase(|p| p.waited),
+            phase(|p| p.rearm),
             r / 1e6,
             r / bytes.max(1) as f64
         );
@@ -472,4 +561,27 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_are_read_from_the_childs_log_with_or_without_colours() {
+        let coloured = "\u{1b}[2m2026-12-02T05:40:31Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m log replayed \
+             \u{1b}[3mrecords\u{1b}[0m\u{1b}[2m=\u{1b}[0m1000000 \u{1b}[3mms\u{1b}[0m\u{1b}[2m=\
+             \u{1b}[0m584 \u{1b}[3mwaited_for_reader_ms\u{1b}[0m\u{1b}[2m=\u{1b}[0m181\n\
+             INFO timers re-armed, offset floors set timers=15412 ms=52\n";
+        let p = Phases::parse(coloured);
+        assert_eq!(
+            (p.replay, p.waited, p.rearm),
+            (Some(584.0), Some(181.0), Some(52.0))
+        );
+        // Several shards: the slowest; an older binary's log: nothing.
+        let shards = "log replayed ms=300 waited_for_reader_ms=10\nlog replayed ms=450\n";
+        assert_eq!(Phases::parse(shards).replay, Some(450.0));
+        let old = Phases::parse("log replayed records=5\ntimers re-armed timers=3\n");
+        assert_eq!((old.replay, old.waited, old.rearm), (None, None, None));
+    }
 }
