@@ -677,15 +677,27 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 }
             );
             if let Some(c) = cpu("ceiling", "StreamsGroupHeartbeat") {
+                let generator = median(
+                    rows.iter()
+                        .filter(|(_, r)| r.connections == conns && r.server == "ceiling")
+                        .map(|(_, r)| r.client_us)
+                        .collect(),
+                );
+                // Generator and responder together cannot use more than every core.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let bound = cores as f64 * 1e6 / (c + generator).max(1e-9);
                 println!(
                     "{conns} connections: median ceiling CPU per request {c:.1} µs (server side), \
-                     generator {:.1} µs",
-                    median(
-                        rows.iter()
-                            .filter(|(_, r)| r.connections == conns && r.server == "ceiling")
-                            .map(|(_, r)| r.client_us)
-                            .collect()
-                    )
+                     generator {generator:.1} µs: even with all {cores} cores busy at that cost, \
+                     at most {bound:.0} requests/s{}",
+                    if k.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " ({:.2}× Kafka's median)",
+                            bound / median(k.clone()).max(1.0)
+                        )
+                    }
                 );
             }
         }
