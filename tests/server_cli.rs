@@ -161,6 +161,40 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
     );
 }
 
+/// `--compare-ceiling`: the canned responder is measured by the same generator in every round,
+/// answers every heartbeat (the generator checks each correlation id and decodes the answers) and
+/// its ratios are printed.
+#[test]
+fn bench_load_measures_the_ceiling_in_every_round() {
+    let out = bin()
+        .args(["bench", "load", "--members", "20", "--groups", "2"])
+        .args(["--duration", "1", "--warmup", "1", "--rounds", "2"])
+        .args(["--connections", "20", "--compare-ceiling"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ceiling: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| StreamsGroupHeartbeat, ceiling"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(ceiling.len(), 2, "{stdout}");
+    for (i, r) in ceiling.iter().enumerate() {
+        assert_eq!(r[2], (i + 1).to_string(), "{stdout}");
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "no requests: {stdout}");
+        assert_eq!(r[8], "0", "errors: {stdout}");
+        if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+            assert!(r[9].parse::<f64>().unwrap() > 0.0, "ceiling CPU: {stdout}");
+        }
+    }
+    assert!(stdout.contains("groupcoord / ceiling "), "{stdout}");
+}
+
 #[test]
 fn bench_load_rejects_zero_rounds_naming_the_option() {
     let out = bin()

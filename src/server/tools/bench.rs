@@ -1,6 +1,9 @@
 //! `groupcoord bench load`: heartbeat load over TCP (many connections, pipelined), then the same
 //! shape of load with ApiVersions only (the I/O baseline), and their ratio; with
-//! `--compare-kafka`, the same heartbeat load against a real Apache Kafka 4.4 broker, alternating.
+//! `--compare-kafka`, the same heartbeat load against a real Apache Kafka 4.4 broker, alternating;
+//! with `--compare-ceiling` (implied by `--compare-kafka`), also against a minimal responder that
+//! answers with canned frames (`ceiling`): the most any server could show on this machine with
+//! this generator.
 //!
 //! Every simulated member keeps exactly one heartbeat in flight: it sends the next one as soon as
 //! the previous response arrives, acknowledging the tasks it was assigned. Members are spread
@@ -24,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::protocol::{StreamsGroupHeartbeatRequest, Subtopology, TaskIds, Topology};
 
+use super::ceiling::Ceiling;
 use super::load_driver::{self, Clock, Measured};
 use crate::server::ServeOptions;
 
@@ -76,6 +80,14 @@ pub struct LoadArgs {
     /// Owner threads of the server it starts (`serve --owners`; not with `--addr`).
     #[arg(long, default_value_t = 1)]
     pub owners: usize,
+    /// Also run the heartbeat load against a minimal responder in this process (canned answers,
+    /// no decoding, no coordinator; implied by `--compare-kafka`), alternating with the others
+    /// in every round: the most any server could show on this machine with this generator.
+    #[arg(long)]
+    pub compare_ceiling: bool,
+    /// Threads of that responder (each runs one poller).
+    #[arg(long, default_value_t = 1)]
+    pub ceiling_threads: usize,
 }
 
 #[derive(Clone)]
@@ -93,7 +105,7 @@ pub(super) struct Slot {
     pub(super) steady_frame: Option<(i32, Vec<u8>)>,
 }
 
-const TOPIC: &str = "bench-input";
+pub(super) const TOPIC: &str = "bench-input";
 
 fn topology() -> Topology {
     Topology {
@@ -168,13 +180,28 @@ pub(crate) struct Row {
 }
 
 /// Where the server's CPU time is read.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone)]
 enum ServerCpu {
     /// The server runs in the bench's own process (its generator threads are subtracted).
     InProcess,
     /// A process of its own.
     Process(u32),
+    /// The ceiling responder's threads.
+    Ceiling(Arc<Ceiling>),
     Unknown,
+}
+
+impl ServerCpu {
+    /// CPU time used so far by each thread, ns (the generator's threads included for
+    /// `InProcess`).
+    fn sample(&self) -> Option<Vec<(u32, u64)>> {
+        match self {
+            ServerCpu::InProcess => load_driver::process_threads_cpu_ns(std::process::id()),
+            ServerCpu::Process(pid) => load_driver::process_threads_cpu_ns(*pid),
+            ServerCpu::Ceiling(c) => c.threads_cpu_ns(),
+            ServerCpu::Unknown => None,
+        }
+    }
 }
 
 async fn run_kind(
@@ -230,17 +257,12 @@ async fn run_kind(
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     // The server's CPU time over the measured window (its threads' schedstat).
-    let pid = match server_cpu {
-        ServerCpu::InProcess => Some(std::process::id()),
-        ServerCpu::Process(pid) => Some(pid),
-        ServerCpu::Unknown => None,
-    };
     let (mut cpu_from, mut cpu_to) = (None, None);
     if let Some(start) = start {
         tokio::time::sleep_until((start + times.0).into()).await;
-        cpu_from = pid.and_then(load_driver::process_cpu_ns);
+        cpu_from = server_cpu.sample();
         tokio::time::sleep_until((start + times.0 + times.1).into()).await;
-        cpu_to = pid.and_then(load_driver::process_cpu_ns);
+        cpu_to = server_cpu.sample();
     }
     let mut total = Measured::default();
     for t in tasks {
@@ -248,10 +270,10 @@ async fn run_kind(
     }
     let server_cpu_ns = match (cpu_from, cpu_to) {
         // In-process, the generator's threads are the process's too.
-        (Some(a), Some(b)) if server_cpu == ServerCpu::InProcess => {
-            Some(b.saturating_sub(a).saturating_sub(total.cpu_ns))
+        (Some(a), Some(b)) if matches!(server_cpu, ServerCpu::InProcess) => {
+            Some(load_driver::cpu_ns_between(&a, &b).saturating_sub(total.cpu_ns))
         }
-        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        (Some(a), Some(b)) => Some(load_driver::cpu_ns_between(&a, &b)),
         _ => None,
     };
     let per_request_us = |ns: u64| ns as f64 / 1000.0 / total.done.max(1) as f64;
@@ -468,6 +490,17 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         .and_then(|b| std::fs::read_to_string(b.dir.join("broker.pid")).ok())
         .and_then(|p| p.trim().parse().ok())
         .map_or(ServerCpu::Unknown, ServerCpu::Process);
+    let ceiling = if a.compare_ceiling || a.compare_kafka {
+        match Ceiling::start(a.ceiling_threads) {
+            Ok(c) => Some(Arc::new(c)),
+            Err(e) => {
+                eprintln!("bench: ceiling responder: {e}");
+                return stop(server, tmp, ExitCode::from(1)).await;
+            }
+        }
+    } else {
+        None
+    };
     let mut modes = match a.connections {
         Some(c) => vec![c],
         None => vec![a.members, a.members.div_ceil(20)],
@@ -477,7 +510,7 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         .for_each(|c| *c = (*c).clamp(1, a.members.max(1)));
     modes.dedup();
     println!(
-        "groupcoord bench load: {} members in {} groups, {}s warm-up + {}s measured per load, server {}{}",
+        "groupcoord bench load: {} members in {} groups, {}s warm-up + {}s measured per load, server {}{}{}",
         a.members,
         a.groups,
         a.warmup,
@@ -489,6 +522,14 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
         },
         kafka
             .map(|k| format!(", Apache Kafka 4.4 at {k}"))
+            .unwrap_or_default(),
+        ceiling
+            .as_ref()
+            .map(|c| format!(
+                ", ceiling (canned answers, {} thread(s)) at {}",
+                a.ceiling_threads.max(1),
+                c.addr
+            ))
             .unwrap_or_default()
     );
     // (round, row)
@@ -502,11 +543,19 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 (None, None) => ServerCpu::Unknown,
             };
             let mut loads = vec![
-                (addr, Kind::Heartbeat, "groupcoord", ours),
+                (addr, Kind::Heartbeat, "groupcoord", ours.clone()),
                 (addr, Kind::ApiVersions, "groupcoord", ours),
             ];
             if let Some(k) = kafka {
-                loads.push((k, Kind::Heartbeat, "kafka", kafka_cpu));
+                loads.push((k, Kind::Heartbeat, "kafka", kafka_cpu.clone()));
+            }
+            if let Some(c) = &ceiling {
+                loads.push((
+                    c.addr,
+                    Kind::Heartbeat,
+                    "ceiling",
+                    ServerCpu::Ceiling(c.clone()),
+                ));
             }
             for (target, kind, who, cpu) in loads {
                 match run_kind(target, &a, kind, conns, &tag, cpu).await {
@@ -545,10 +594,10 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (round, r) in &rows {
-        let name = if r.server == "kafka" {
-            "StreamsGroupHeartbeat, Apache Kafka 4.4"
-        } else {
-            r.name
+        let name = match r.server {
+            "kafka" => "StreamsGroupHeartbeat, Apache Kafka 4.4",
+            "ceiling" => "StreamsGroupHeartbeat, ceiling (canned answers)",
+            _ => r.name,
         };
         let server_us = r.server_us.map_or("?".to_string(), |us| format!("{us:.1}"));
         println!(
@@ -600,6 +649,57 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
                 median(hb.clone()) / median(k.clone()).max(1.0),
                 per_round(&hb, &k)
             );
+        }
+        if ceiling.is_some() {
+            let top = pick("ceiling", "StreamsGroupHeartbeat");
+            let k = pick("kafka", "StreamsGroupHeartbeat");
+            let top_median = median(top.clone());
+            println!(
+                "{conns} connections: median ceiling heartbeats/s {top_median:.0} (canned answers: \
+                 the most any server could show on this machine with this generator); \
+                 groupcoord / ceiling {:.2} (per-round ratios {}){}",
+                median(hb.clone()) / top_median.max(1.0),
+                per_round(&hb, &top),
+                if k.is_empty() {
+                    String::new()
+                } else {
+                    let ceiling_over_kafka = top_median / median(k.clone()).max(1.0);
+                    format!(
+                        "; ceiling / Kafka {ceiling_over_kafka:.2} (per-round ratios {}): \
+                         5× Kafka is {}",
+                        per_round(&top, &k),
+                        if ceiling_over_kafka >= 5.0 {
+                            "within this machine's reach"
+                        } else {
+                            "beyond this machine with this generator, whatever the server does"
+                        }
+                    )
+                }
+            );
+            if let Some(c) = cpu("ceiling", "StreamsGroupHeartbeat") {
+                let generator = median(
+                    rows.iter()
+                        .filter(|(_, r)| r.connections == conns && r.server == "ceiling")
+                        .map(|(_, r)| r.client_us)
+                        .collect(),
+                );
+                // Generator and responder together cannot use more than every core.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let bound = cores as f64 * 1e6 / (c + generator).max(1e-9);
+                println!(
+                    "{conns} connections: median ceiling CPU per request {c:.1} µs (server side), \
+                     generator {generator:.1} µs: even with all {cores} cores busy at that cost, \
+                     at most {bound:.0} requests/s{}",
+                    if k.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " ({:.2}× Kafka's median)",
+                            bound / median(k.clone()).max(1.0)
+                        )
+                    }
+                );
+            }
         }
         // CPU per request does not depend on how much of the machine the servers got.
         if let (Some(h), Some(b)) = (

@@ -3,7 +3,10 @@
 //! machine the generator competes with the server for the same cores, so its own cost per
 //! request caps every ratio it reports: here a wake-up serves every connection that became
 //! readable, each read takes every response that arrived, and each connection's next requests go
-//! out in one write. Steady requests are copies of a cached frame with a new correlation id.
+//! out in one write. Steady requests are copies of a cached frame with a new correlation id, and
+//! a steady answer identical to the member's previous one is not decoded again. A request costs
+//! the generator one write and one read (a read shorter than the buffer has drained the socket)
+//! plus its share of a poller wake-up.
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
@@ -86,6 +89,9 @@ struct Conn {
     inflight: VecDeque<(i32, usize, Instant)>,
     /// Received bytes not yet taken as frames.
     rbuf: Vec<u8>,
+    /// Per slot, the body of its last steady heartbeat answer (no error, no task lists): the
+    /// same bytes again decode to the same thing, so they are compared, not decoded.
+    steady_answers: Vec<Vec<u8>>,
     /// Requests not yet written, from `wpos`.
     wbuf: Vec<u8>,
     wpos: usize,
@@ -130,6 +136,7 @@ fn connect(addr: SocketAddr, conns: Vec<Vec<Slot>>) -> Result<(Poll, Vec<Conn>),
             .map_err(|e| e.to_string())?;
         open.push(Conn {
             sock,
+            steady_answers: vec![Vec::new(); slots.len()],
             slots,
             inflight: VecDeque::new(),
             rbuf: Vec::new(),
@@ -204,22 +211,37 @@ fn thread_cpu_ns() -> Option<u64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
-/// Nanoseconds all threads of process `pid` have run on a CPU (threads that ended are not
-/// counted: take both samples while the process's threads live).
-pub(crate) fn process_cpu_ns(pid: u32) -> Option<u64> {
-    let mut total = 0;
+/// CPU time of every live thread of process `pid`: (thread id, nanoseconds it has run).
+pub(crate) fn process_threads_cpu_ns(pid: u32) -> Option<Vec<(u32, u64)>> {
+    let mut threads = Vec::new();
     for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
         let Ok(t) = t else { continue };
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
         if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat"))
             && let Some(ns) = s
                 .split_whitespace()
                 .next()
                 .and_then(|n| n.parse::<u64>().ok())
         {
-            total += ns;
+            threads.push((tid, ns));
         }
     }
-    Some(total)
+    Some(threads)
+}
+
+/// CPU time the threads ran between two samples of [`process_threads_cpu_ns`], thread by thread:
+/// a thread that ended in between takes only its share since the first sample with it (summing
+/// whole processes lost all its time, which could make a window's CPU time negative when an idle
+/// worker thread of an earlier load exited).
+pub(crate) fn cpu_ns_between(from: &[(u32, u64)], to: &[(u32, u64)]) -> u64 {
+    to.iter()
+        .map(|(tid, ns)| {
+            let before = from.iter().find(|(t, _)| t == tid).map_or(0, |(_, n)| *n);
+            ns.saturating_sub(before)
+        })
+        .sum()
 }
 
 impl Conn {
@@ -265,7 +287,15 @@ impl Conn {
         loop {
             match self.sock.read(scratch) {
                 Ok(0) => return Err("the server closed a connection".into()),
-                Ok(n) => self.rbuf.extend_from_slice(&scratch[..n]),
+                Ok(n) => {
+                    self.rbuf.extend_from_slice(&scratch[..n]);
+                    // A read shorter than asked has drained the socket; mio's epoll is
+                    // edge-triggered, so the next arrival is reported again. Reading on to
+                    // see WouldBlock would cost a second syscall per response.
+                    if n < scratch.len() {
+                        return Ok(());
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.to_string()),
@@ -322,9 +352,11 @@ impl Conn {
                 continue;
             }
             let mut error = false;
-            if s.kind == Kind::Heartbeat {
+            if s.kind == Kind::Heartbeat && self.steady_answers[i] != body {
                 let r = decode_heartbeat(body, version)?;
                 let slot = &mut self.slots[i];
+                let known = &mut self.steady_answers[i];
+                known.clear();
                 if r.error_code != 0 {
                     error = true;
                     slot.epoch = 0;
@@ -334,6 +366,8 @@ impl Conn {
                     if let Some(a) = r.active_tasks {
                         slot.active = a;
                         slot.send_tasks = true;
+                    } else {
+                        known.extend_from_slice(body);
                     }
                 }
             }
@@ -383,5 +417,18 @@ impl Conn {
         }
         self.phase = Phase::Leaving;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_ns_between;
+
+    /// A thread that ended between the samples takes nothing away; one that started counts whole.
+    #[test]
+    fn cpu_between_samples_is_counted_thread_by_thread() {
+        let from = [(1, 1_000), (2, 50_000)];
+        let to = [(1, 1_600), (3, 300)];
+        assert_eq!(cpu_ns_between(&from, &to), 900);
     }
 }

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod bench_hostile;
 pub mod bench_replay;
+mod ceiling;
 pub mod client;
 pub(crate) mod demo;
 mod load_driver;
