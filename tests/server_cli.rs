@@ -12,6 +12,21 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_groupcoord"))
 }
 
+/// Runs `groupcoord bench load ARGS` to success; its stdout, its stderr, and the table rows whose
+/// first cell starts with one of `rows` (cells trimmed).
+fn bench_load(args: &[&str], rows: &[&str]) -> (String, String, Vec<Vec<String>>) {
+    let out = bin().args(["bench", "load"]).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let table = stdout
+        .lines()
+        .filter(|l| rows.iter().any(|r| l.starts_with(&format!("| {r}"))))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    (stdout, stderr, table)
+}
+
 #[test]
 fn config_errors_exit_2_naming_the_key() {
     let dir = temp_dir("cli");
@@ -112,22 +127,12 @@ fn sigterm_exits_0_and_corrupt_log_stops_start() {
 /// the coordinator without errors (members join, get tasks and leave), and the ratio is printed.
 #[test]
 fn bench_load_alternates_rounds_and_reports_a_ratio() {
-    let out = bin()
-        .args(["bench", "load", "--members", "40", "--groups", "2"])
-        .args(["--duration", "1", "--warmup", "1", "--rounds", "2"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, stderr, rows) = bench_load(
+        &[
+            "--members", "40", "--groups", "2", "--duration", "1", "--warmup", "1", "--rounds", "2",
+        ],
+        &["StreamsGroupHeartbeat", "ApiVersions"],
     );
-    let rows: Vec<Vec<&str>> = stdout
-        .lines()
-        .filter(|l| l.starts_with("| StreamsGroupHeartbeat") || l.starts_with("| ApiVersions"))
-        .map(|l| l.split('|').map(str::trim).collect())
-        .collect();
     // Two rounds of both modes (one connection per member, 20 members per connection).
     assert_eq!(rows.len(), 8, "{stdout}");
     for (i, r) in rows.iter().enumerate() {
@@ -145,7 +150,6 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
         assert!(r[10].parse::<f64>().is_ok(), "generator CPU: {stdout}");
     }
     // Every load prints its responses per second (the stall detector), warm-up included.
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.matches("responses per second").count(),
         8,
@@ -166,23 +170,13 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
 /// its ratios are printed.
 #[test]
 fn bench_load_measures_the_ceiling_in_every_round() {
-    let out = bin()
-        .args(["bench", "load", "--members", "20", "--groups", "2"])
-        .args(["--duration", "1", "--warmup", "1", "--rounds", "2"])
-        .args(["--connections", "20", "--compare-ceiling"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, _, ceiling) = bench_load(
+        &[
+            "--members", "20", "--groups", "2", "--duration", "1", "--warmup", "1", "--rounds", "2",
+            "--connections", "20", "--compare-ceiling",
+        ],
+        &["StreamsGroupHeartbeat, ceiling"],
     );
-    let ceiling: Vec<Vec<&str>> = stdout
-        .lines()
-        .filter(|l| l.starts_with("| StreamsGroupHeartbeat, ceiling"))
-        .map(|l| l.split('|').map(str::trim).collect())
-        .collect();
     assert_eq!(ceiling.len(), 2, "{stdout}");
     for (i, r) in ceiling.iter().enumerate() {
         assert_eq!(r[2], (i + 1).to_string(), "{stdout}");
