@@ -123,11 +123,6 @@ impl Connection {
         let idle = tokio::time::sleep(self.idle);
         tokio::pin!(idle);
         let mut last_frame = tokio::time::Instant::now();
-        // One wait for shutdown, made once: a `changed()` future built per loop turn queued
-        // itself on the watch channel's waiter list and took itself off again (a mutex shared by
-        // every connection, locked twice per turn, several turns per request).
-        let shutdown = shutdown.changed();
-        tokio::pin!(shutdown);
         // False once the peer closed, a frame was bad, or the server shuts down: what is queued
         // is still written, but deferred answers are not waited for.
         let mut reading = true;
@@ -190,7 +185,7 @@ impl Connection {
                     debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
                     reading = false;
                 }
-                _ = &mut shutdown, if reading => reading = false,
+                _ = shutdown.changed(), if reading => reading = false,
             }
         }
         // Answers still deferred are not waited for: the owner drops them when they come.
