@@ -223,7 +223,8 @@ mod native {
         #[arg(long, default_value_t = 64 * 1024 * 1024)]
         snapshot_bytes: u64,
         /// Owner threads the groups are sharded over (wins over `group.coordinator.threads`;
-        /// default 1). A data directory keeps the count it was created with.
+        /// default 1). A data directory keeps the count it was created with (see
+        /// `--migrate-owners`).
         #[arg(long)]
         owners: Option<usize>,
         /// Start even when the data directory was written with another owner count: move its

@@ -1,8 +1,8 @@
 //! The server with two owners (`--owners 2`, docs/sharding.md) in one process: groups on both
 //! owners answer as one server (offsets, consumer groups, multi-group requests split and merged
 //! in request order, a topic created on owner 0 seen by owner 1's groups), a restart replays both
-//! shards, and a data directory is only loaded whole, with the owner count it was written with or migrated
-//! to another count (`--migrate-owners`).
+//! shards, and a data directory is only loaded whole, with the owner count it was written with
+//! or migrated to another count (`--migrate-owners`).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
