@@ -18,6 +18,7 @@ use tracing::{info, warn};
 
 use super::commit_mark::COMMIT_FILE;
 use super::layout::{read_shards, shard_dir, write_shards};
+use super::lock::DataDirLock;
 use super::log::{Log, LogEntry, parse_numbered};
 use crate::records::Record;
 use crate::server::shards;
@@ -25,6 +26,15 @@ use crate::server::shards;
 /// Where a migration to `owners` owners stages its shards.
 pub(crate) fn staging_dir(data_dir: &Path, owners: usize) -> PathBuf {
     data_dir.join(format!("migrating-{owners}"))
+}
+
+/// Held by a start while it migrates or settles an interrupted migration: a second start on the
+/// same directory at that moment is refused instead of taking the staging directory for a
+/// crashed one. (The old logs' own locks keep a running server's shards from being migrated.)
+const MIGRATE_LOCK: &str = "MIGRATE.LOCK";
+
+fn lock(data_dir: &Path) -> Result<DataDirLock, String> {
+    DataDirLock::acquire_file(data_dir, MIGRATE_LOCK).map_err(|e| e.to_string())
 }
 
 /// Entries buffered per new shard before they are appended (fewer, larger writes).
@@ -60,6 +70,7 @@ pub(crate) fn migrate(
     partitions: u32,
     stop: StopAt,
 ) -> Result<(), String> {
+    let _lock = lock(data_dir)?;
     let staging = staging_dir(data_dir, owners);
     let old_logs = stage(&staging, old, owners, partitions)?;
     if stop == StopAt::AfterStaging {
@@ -232,9 +243,13 @@ pub(crate) fn finish_interrupted(data_dir: &Path, partitions: u32) -> Result<(),
     if staged.is_empty() {
         return Ok(());
     }
+    let _lock = lock(data_dir)?;
     let recorded = read_shards(data_dir, partitions)?;
     for n in staged {
         let staging = staging_dir(data_dir, n);
+        if !staging.is_dir() {
+            continue; // finished by the start that held the lock meanwhile
+        }
         if recorded == Some(n) {
             warn!(dir = %data_dir.display(), owners = n, "completing an interrupted migration");
             finish_switch(data_dir, n)?;
@@ -418,6 +433,19 @@ mod tests {
         let e = entries(&shard_dir(&dir, 0));
         assert_eq!(offsets(&e), vec![("g-a".into(), 5), ("g-b".into(), 2)]);
         assert!(has_topic(&e));
+    }
+
+    #[test]
+    fn a_migration_in_progress_is_not_taken_for_a_crashed_one() {
+        let dir = one_owner_dir("in-progress");
+        fs::create_dir_all(shard_dir(&staging_dir(&dir, 2), 0)).unwrap();
+        let held = lock(&dir).unwrap();
+        let e = finish_interrupted(&dir, 50).unwrap_err();
+        assert!(e.contains("in use"), "{e}");
+        assert!(staging_dir(&dir, 2).is_dir(), "left to its owner");
+        drop(held);
+        finish_interrupted(&dir, 50).unwrap();
+        assert!(!staging_dir(&dir, 2).exists());
     }
 
     #[test]
