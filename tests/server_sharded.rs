@@ -90,6 +90,30 @@ async fn listed(c: &mut Client) -> Vec<String> {
     ids
 }
 
+/// Creates topic `fresh` (3 partitions) and joins member m-1 of consumer group cons-a (owner 1
+/// of 2) subscribed to it; returns the heartbeat's response.
+async fn fresh_topic_and_consumer_member(c: &mut Client) -> ConsumerGroupHeartbeatResponse {
+    let mut ct = CreatableTopic::default();
+    ct.name = TopicName(s("fresh"));
+    ct.num_partitions = 3;
+    ct.replication_factor = 1;
+    let mut cr = CreateTopicsRequest::default();
+    cr.topics = vec![ct];
+    cr.timeout_ms = 1000;
+    let created = c.call(5, &cr).await.expect("create topics");
+    assert_eq!(created.topics[0].error_code, 0);
+    let mut hb = ConsumerGroupHeartbeatRequest::default();
+    hb.group_id = GroupId(s("cons-a"));
+    hb.member_id = s("m-1");
+    hb.member_epoch = 0;
+    hb.rebalance_timeout_ms = 60_000;
+    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
+    hb.topic_partitions = Some(Vec::new());
+    let r = c.call(0, &hb).await.expect("consumer heartbeat");
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    r
+}
+
 async fn start_at(dir: &std::path::Path, owners: usize) -> ServerHandle {
     start(options(dir.to_path_buf(), owners))
         .await
@@ -122,24 +146,7 @@ async fn two_owners_answer_as_one_server_and_restart_whole() {
     assert_eq!(ids, vec![ALSO_ON_1, ON_0, ON_1]);
 
     // A topic created through owner 0 is known to owner 1's groups before the reply came back.
-    let mut ct = CreatableTopic::default();
-    ct.name = TopicName(s("fresh"));
-    ct.num_partitions = 3;
-    ct.replication_factor = 1;
-    let mut cr = CreateTopicsRequest::default();
-    cr.topics = vec![ct];
-    cr.timeout_ms = 1000;
-    let created = c.call(5, &cr).await.expect("create topics");
-    assert_eq!(created.topics[0].error_code, 0);
-    let mut hb = ConsumerGroupHeartbeatRequest::default();
-    hb.group_id = GroupId(s("cons-a")); // owner 1
-    hb.member_id = s("m-1");
-    hb.member_epoch = 0;
-    hb.rebalance_timeout_ms = 60_000;
-    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
-    hb.topic_partitions = Some(Vec::new());
-    let r = c.call(0, &hb).await.expect("consumer heartbeat");
-    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    let r = fresh_topic_and_consumer_member(&mut c).await;
     let assigned: usize = r
         .assignment
         .as_ref()
@@ -371,26 +378,7 @@ async fn one_owner_data(dir: &std::path::Path) -> String {
     del.groups_names = vec![GroupId(s("d-1")), GroupId(s("d-2"))];
     let dr = c.call(2, &del).await.expect("delete groups");
     assert!(dr.results.iter().all(|r| r.error_code == 0));
-    let mut ct = CreatableTopic::default();
-    ct.name = TopicName(s("fresh"));
-    ct.num_partitions = 3;
-    ct.replication_factor = 1;
-    let mut cr = CreateTopicsRequest::default();
-    cr.topics = vec![ct];
-    cr.timeout_ms = 1000;
-    assert_eq!(
-        c.call(5, &cr).await.expect("create").topics[0].error_code,
-        0
-    );
-    let mut hb = ConsumerGroupHeartbeatRequest::default();
-    hb.group_id = GroupId(s("cons-a")); // owner 1 of 2
-    hb.member_id = s("m-1");
-    hb.member_epoch = 0;
-    hb.rebalance_timeout_ms = 60_000;
-    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
-    hb.topic_partitions = Some(Vec::new());
-    let r = c.call(0, &hb).await.expect("consumer heartbeat");
-    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    fresh_topic_and_consumer_member(&mut c).await;
     let seen = observed(&mut c).await;
     assert!(seen.contains("m-1") && seen.contains("fresh"), "{seen}");
     srv.shutdown().await;
