@@ -37,8 +37,17 @@ fn lock(data_dir: &Path) -> Result<DataDirLock, String> {
     DataDirLock::acquire_file(data_dir, MIGRATE_LOCK).map_err(|e| e.to_string())
 }
 
-/// Entries buffered per new shard before they are appended (fewer, larger writes).
-const FLUSH_AT: usize = 1024;
+/// Records (or other entries) buffered per new shard before they are appended: fewer, larger
+/// writes, and the memory a migration holds beyond the loader's stays small.
+const FLUSH_AT: usize = 4096;
+
+/// The weight of an entry against [`FLUSH_AT`]: its records, or 1.
+fn weight(entry: &LogEntry) -> usize {
+    match entry {
+        LogEntry::Records(rs) => rs.len().max(1),
+        _ => 1,
+    }
+}
 
 /// Where a migration stops (tests prove that a start after each point completes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,18 +121,25 @@ fn stage(
         new_logs.push(log);
     }
     let mut pending: Vec<Vec<LogEntry>> = vec![Vec::new(); owners];
+    let mut weights = vec![0usize; owners];
+    let mut lens = vec![0usize; owners];
     let mut old_logs = Vec::with_capacity(old.len());
     for dir in old {
         let mut failed: Option<String> = None;
         let (log, report) = Log::open(dir, u64::MAX, |entry| {
+            for (len, p) in lens.iter_mut().zip(&pending) {
+                *len = p.len();
+            }
             route(entry, owners, partitions, &mut pending);
             for (i, p) in pending.iter_mut().enumerate() {
-                if p.len() >= FLUSH_AT {
+                weights[i] += p[lens[i]..].iter().map(weight).sum::<usize>();
+                if weights[i] >= FLUSH_AT {
                     if let Err(e) = new_logs[i].append(p) {
                         failed = Some(format!("{}: {e}", shard_dir(staging, i).display()));
                         return Err("cannot write the staged shard".into());
                     }
                     p.clear();
+                    weights[i] = 0;
                 }
             }
             Ok(())
