@@ -413,6 +413,7 @@ async fn owner_count_migrates_one_to_two_and_back_with_every_group() {
     assert!(shards.contains("owners=1"), "{shards}");
     assert!(!dir.join("shard-001").exists());
     assert_eq!(observed_at(&dir, 1, false).await, before, "1, restarted");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A migration that stops after staging (before `SHARDS` is switched) left the old log intact:
@@ -459,4 +460,5 @@ async fn an_interrupted_migration_is_undone_or_completed_never_half_loaded() {
         "junk staging ignored"
     );
     assert!(!dir.join("migrating-1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

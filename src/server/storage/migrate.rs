@@ -449,6 +449,9 @@ mod tests {
         let e = entries(&shard_dir(&dir, 0));
         assert_eq!(offsets(&e), vec![("g-a".into(), 5), ("g-b".into(), 2)]);
         assert!(has_topic(&e));
+        for name in ["through", "staged", "switched", "moving"] {
+            let _ = fs::remove_dir_all(temp_dir(name));
+        }
     }
 
     #[test]
@@ -462,6 +465,7 @@ mod tests {
         drop(held);
         finish_interrupted(&dir, 50).unwrap();
         assert!(!staging_dir(&dir, 2).exists());
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -475,5 +479,6 @@ mod tests {
         assert!(!staging_dir(&dir, 2).exists(), "not switched: discarded");
         migrate(&dir, std::slice::from_ref(&dir), 2, 50, StopAt::Never).unwrap();
         assert_two_shards(&dir);
+        let _ = fs::remove_dir_all(&dir);
     }
 }
