@@ -228,7 +228,8 @@ mod native {
         #[arg(long)]
         owners: Option<usize>,
         /// Start even when the data directory was written with another owner count: move its
-        /// groups to this count first (docs/sharding.md, "Changing the owner count").
+        /// groups to this count first (docs/sharding.md, "Changing the owner count"; also
+        /// `groupcoord.migrate.owners=true`).
         #[arg(long)]
         migrate_owners: bool,
     }
@@ -328,7 +329,7 @@ mod native {
         o.demo = a.demo;
         o.snapshot_bytes = a.snapshot_bytes.max(1);
         o.owners = a.owners.unwrap_or(o.server.coordinator_threads);
-        o.migrate_owners = a.migrate_owners;
+        o.migrate_owners = a.migrate_owners || o.server.migrate_owners;
         let max = groupcoord::config_keys::MAX_COORDINATOR_THREADS as usize;
         if o.owners == 0 || o.owners > max {
             return Err(format!("--owners {}: must be 1 to {max}", o.owners));
