@@ -101,8 +101,8 @@ pub(crate) fn prepare(
     let refuse = |had: usize| {
         format!(
             "data directory {} was written by {had} owner{} (group.coordinator.threads); \
-             started with {owners}: start it with {had}, or add --migrate-owners to move its \
-             groups to {owners} owner{}",
+             started with {owners}: start it with {had}, or add --migrate-owners \
+             (groupcoord.migrate.owners=true) to move its groups to {owners} owner{}",
             data_dir.display(),
             if had == 1 { "" } else { "s" },
             if owners == 1 { "" } else { "s" },
