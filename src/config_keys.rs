@@ -67,6 +67,10 @@ pub struct ServerKeys {
     /// partition). groupcoord's default is 1 (one owner, one log: see docs/sharding.md);
     /// Kafka's is 4.
     pub coordinator_threads: usize,
+    /// `groupcoord.migrate.owners` (groupcoord's own, default false): start on a data directory
+    /// written with another owner count by moving its groups to `coordinator_threads` owners
+    /// (docs/sharding.md, "Changing the owner count"); false refuses such a directory.
+    pub migrate_owners: bool,
 }
 
 /// The most owner threads: one per coordinator partition (Kafka's default
@@ -90,6 +94,7 @@ impl Default for ServerKeys {
             authorizer: AuthorizerKeys::default(),
             topic_defaults: TopicDefaults::default(),
             coordinator_threads: 1,
+            migrate_owners: false,
         }
     }
 }
@@ -261,6 +266,7 @@ pub const SERVER_KEYS: &[&str] = &[
     "max.connections.per.ip",
     "queued.max.request.bytes",
     "group.coordinator.threads",
+    "groupcoord.migrate.owners",
 ];
 
 /// Group-level override keys (`GroupConfig`).
@@ -615,6 +621,7 @@ pub fn build(entries: &BTreeMap<String, String>) -> Result<ParsedConfig, ConfigE
                 }
                 s.coordinator_threads = n as usize;
             }
+            "groupcoord.migrate.owners" => s.migrate_owners = parse_bool(k, v)?,
             _ if k.starts_with("groupcoord.max.") => {
                 let n = parse_int(k, v)?;
                 match c.limits.set(k, n) {
@@ -1271,11 +1278,18 @@ mod tests {
         assert!(c.authorizer.allow_everyone_if_no_acl_found);
         assert!(!c.topic_defaults.auto_create_topics_enable);
         assert_eq!(c.topic_defaults.num_partitions, 3);
+        assert!(
+            !d.migrate_owners,
+            "a different owner count is refused by default"
+        );
+        let m = b(&[("groupcoord.migrate.owners", "true")]).unwrap().server;
+        assert!(m.migrate_owners);
         for (k, v) in [
             ("authorizer.class.name", "com.example.MyAuthorizer"),
             ("super.users", "admin"),
             ("allow.everyone.if.no.acl.found", "maybe"),
             ("num.partitions", "0"),
+            ("groupcoord.migrate.owners", "yes"),
         ] {
             assert_eq!(b(&[(k, v)]).unwrap_err().key, k);
         }

@@ -223,9 +223,15 @@ mod native {
         #[arg(long, default_value_t = 64 * 1024 * 1024)]
         snapshot_bytes: u64,
         /// Owner threads the groups are sharded over (wins over `group.coordinator.threads`;
-        /// default 1). A data directory keeps the count it was created with.
+        /// default 1). A data directory keeps the count it was created with (see
+        /// `--migrate-owners`).
         #[arg(long)]
         owners: Option<usize>,
+        /// Start even when the data directory was written with another owner count: move its
+        /// groups to this count first (docs/sharding.md, "Changing the owner count"; also
+        /// `groupcoord.migrate.owners=true`).
+        #[arg(long)]
+        migrate_owners: bool,
     }
 
     fn config_error(msg: impl std::fmt::Display) -> ExitCode {
@@ -323,6 +329,7 @@ mod native {
         o.demo = a.demo;
         o.snapshot_bytes = a.snapshot_bytes.max(1);
         o.owners = a.owners.unwrap_or(o.server.coordinator_threads);
+        o.migrate_owners = a.migrate_owners || o.server.migrate_owners;
         let max = groupcoord::config_keys::MAX_COORDINATOR_THREADS as usize;
         if o.owners == 0 || o.owners > max {
             return Err(format!("--owners {}: must be 1 to {max}", o.owners));

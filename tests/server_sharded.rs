@@ -1,7 +1,8 @@
 //! The server with two owners (`--owners 2`, docs/sharding.md) in one process: groups on both
 //! owners answer as one server (offsets, consumer groups, multi-group requests split and merged
 //! in request order, a topic created on owner 0 seen by owner 1's groups), a restart replays both
-//! shards, and a data directory is only loaded whole, with the owner count it was written with.
+//! shards, and a data directory is only loaded whole, with the owner count it was written with
+//! or migrated to another count (`--migrate-owners`).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -89,6 +90,30 @@ async fn listed(c: &mut Client) -> Vec<String> {
     ids
 }
 
+/// Creates topic `fresh` (3 partitions) and joins member m-1 of consumer group cons-a (owner 1
+/// of 2) subscribed to it; returns the heartbeat's response.
+async fn fresh_topic_and_consumer_member(c: &mut Client) -> ConsumerGroupHeartbeatResponse {
+    let mut ct = CreatableTopic::default();
+    ct.name = TopicName(s("fresh"));
+    ct.num_partitions = 3;
+    ct.replication_factor = 1;
+    let mut cr = CreateTopicsRequest::default();
+    cr.topics = vec![ct];
+    cr.timeout_ms = 1000;
+    let created = c.call(5, &cr).await.expect("create topics");
+    assert_eq!(created.topics[0].error_code, 0);
+    let mut hb = ConsumerGroupHeartbeatRequest::default();
+    hb.group_id = GroupId(s("cons-a"));
+    hb.member_id = s("m-1");
+    hb.member_epoch = 0;
+    hb.rebalance_timeout_ms = 60_000;
+    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
+    hb.topic_partitions = Some(Vec::new());
+    let r = c.call(0, &hb).await.expect("consumer heartbeat");
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    r
+}
+
 async fn start_at(dir: &std::path::Path, owners: usize) -> ServerHandle {
     start(options(dir.to_path_buf(), owners))
         .await
@@ -121,24 +146,7 @@ async fn two_owners_answer_as_one_server_and_restart_whole() {
     assert_eq!(ids, vec![ALSO_ON_1, ON_0, ON_1]);
 
     // A topic created through owner 0 is known to owner 1's groups before the reply came back.
-    let mut ct = CreatableTopic::default();
-    ct.name = TopicName(s("fresh"));
-    ct.num_partitions = 3;
-    ct.replication_factor = 1;
-    let mut cr = CreateTopicsRequest::default();
-    cr.topics = vec![ct];
-    cr.timeout_ms = 1000;
-    let created = c.call(5, &cr).await.expect("create topics");
-    assert_eq!(created.topics[0].error_code, 0);
-    let mut hb = ConsumerGroupHeartbeatRequest::default();
-    hb.group_id = GroupId(s("cons-a")); // owner 1
-    hb.member_id = s("m-1");
-    hb.member_epoch = 0;
-    hb.rebalance_timeout_ms = 60_000;
-    hb.subscribed_topic_names = Some(vec![TopicName(s("fresh"))]);
-    hb.topic_partitions = Some(Vec::new());
-    let r = c.call(0, &hb).await.expect("consumer heartbeat");
-    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    let r = fresh_topic_and_consumer_member(&mut c).await;
     let assigned: usize = r
         .assignment
         .as_ref()
@@ -321,4 +329,136 @@ fn a_dropped_handle_stops_the_server_so_a_failing_test_ends() {
         srv.shutdown().await;
         assert_eq!(got, vec![(ON_1.to_string(), 7)]);
     });
+}
+
+/// What a client can see of the groups and topics: listed groups, committed offsets, classic
+/// and consumer group descriptions, topics with their partition counts.
+async fn observed(c: &mut Client) -> String {
+    let mut out = format!("{:?}\n", listed(c).await);
+    out += &format!("{:?}\n", fetch(c, &[ON_0, ON_1, ALSO_ON_1, "d-1"]).await);
+    let mut dg = DescribeGroupsRequest::default();
+    dg.groups = vec![GroupId(s(ON_0)), GroupId(s(ON_1)), GroupId(s(ALSO_ON_1))];
+    out += &format!("{:?}\n", c.call(5, &dg).await.expect("describe").groups);
+    let mut cd = ConsumerGroupDescribeRequest::default();
+    cd.group_ids = vec![GroupId(s("cons-a")), GroupId(s("cons-b"))];
+    out += &format!("{:?}\n", c.call(0, &cd).await.expect("describe").groups);
+    let mut md = MetadataRequest::default();
+    md.topics = None;
+    let m = c.call(9, &md).await.expect("metadata");
+    let mut topics: Vec<(String, usize)> = m
+        .topics
+        .iter()
+        .map(|t| (format!("{:?}", t.name), t.partitions.len()))
+        .collect();
+    topics.sort();
+    out + &format!("{topics:?}")
+}
+
+async fn observed_at(dir: &std::path::Path, owners: usize, migrate: bool) -> String {
+    let mut o = options(dir.to_path_buf(), owners);
+    o.migrate_owners = migrate;
+    let srv = start(o).await.expect("server starts");
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    let seen = observed(&mut c).await;
+    srv.shutdown().await;
+    seen
+}
+
+/// Groups, members, offsets and topics written by one owner (the one-owner layout).
+async fn one_owner_data(dir: &std::path::Path) -> String {
+    let srv = start_at(dir, 1).await;
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    commit(&mut c, ON_1, 11).await;
+    commit(&mut c, ON_0, 22).await;
+    commit(&mut c, ALSO_ON_1, 33).await;
+    // Two groups deleted in one request: their tombstones must not come back.
+    commit(&mut c, "d-1", 1).await;
+    commit(&mut c, "d-2", 2).await;
+    let mut del = DeleteGroupsRequest::default();
+    del.groups_names = vec![GroupId(s("d-1")), GroupId(s("d-2"))];
+    let dr = c.call(2, &del).await.expect("delete groups");
+    assert!(dr.results.iter().all(|r| r.error_code == 0));
+    fresh_topic_and_consumer_member(&mut c).await;
+    let seen = observed(&mut c).await;
+    assert!(seen.contains("m-1") && seen.contains("fresh"), "{seen}");
+    srv.shutdown().await;
+    seen
+}
+
+/// `--migrate-owners`: a one-owner directory moved to two owners and back keeps every group,
+/// member, committed offset and topic; without the switch another count is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_count_migrates_one_to_two_and_back_with_every_group() {
+    let dir = temp_dir("sharded-migrate");
+    let before = one_owner_data(&dir).await;
+
+    match start(options(dir.clone(), 2)).await {
+        Err(StartError::Shards(e)) => assert!(
+            e.contains(&dir.display().to_string())
+                && e.contains("written by 1 owner ")
+                && e.contains("--migrate-owners"),
+            "{e}"
+        ),
+        Err(e) => panic!("other error: {e}"),
+        Ok(_) => panic!("started with 2 owners on a 1-owner directory without --migrate-owners"),
+    }
+
+    assert_eq!(observed_at(&dir, 2, true).await, before, "1 -> 2");
+    assert!(dir.join("shard-001").is_dir() && !dir.join("migrating-2").exists());
+    assert!(!dir.join("COMMIT").exists(), "the one-owner log is removed");
+    assert_eq!(observed_at(&dir, 2, false).await, before, "2, restarted");
+
+    assert_eq!(observed_at(&dir, 1, true).await, before, "2 -> 1");
+    let shards = std::fs::read_to_string(dir.join("SHARDS")).unwrap();
+    assert!(shards.contains("owners=1"), "{shards}");
+    assert!(!dir.join("shard-001").exists());
+    assert_eq!(observed_at(&dir, 1, false).await, before, "1, restarted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A migration that stops after staging (before `SHARDS` is switched) left the old log intact:
+/// the next start discards the staging directory; one that stops after the switch is completed
+/// by the next start; a corrupt staging directory is never loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_migration_is_undone_or_completed_never_half_loaded() {
+    let dir = temp_dir("sharded-migrate-crash");
+    let before = one_owner_data(&dir).await;
+
+    let mut o = options(dir.clone(), 2);
+    o.migrate_owners = true;
+    o.migrate_crash = Some(false);
+    assert!(start(o).await.is_err(), "stopped after staging");
+    assert!(dir.join("migrating-2").is_dir() && !dir.join("SHARDS").exists());
+    assert_eq!(
+        observed_at(&dir, 1, false).await,
+        before,
+        "not switched: the old log"
+    );
+    assert!(!dir.join("migrating-2").exists(), "staging discarded");
+
+    let mut o = options(dir.clone(), 2);
+    o.migrate_owners = true;
+    o.migrate_crash = Some(true);
+    assert!(start(o).await.is_err(), "stopped after the switch");
+    assert!(dir.join("SHARDS").is_file() && dir.join("migrating-2").is_dir());
+    assert_eq!(
+        observed_at(&dir, 2, false).await,
+        before,
+        "switched: completed by the next start"
+    );
+    assert!(!dir.join("migrating-2").exists() && !dir.join("COMMIT").exists());
+
+    // Junk staging for 1 owner (never switched): removed, and the migration redone from the
+    // two shards.
+    let junk = dir.join("migrating-1").join("shard-000");
+    std::fs::create_dir_all(&junk).unwrap();
+    std::fs::write(junk.join("segment-00000000000000000000.log"), b"not a log").unwrap();
+    std::fs::write(junk.join("COMMIT"), b"junk").unwrap();
+    assert_eq!(
+        observed_at(&dir, 1, true).await,
+        before,
+        "junk staging ignored"
+    );
+    assert!(!dir.join("migrating-1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -121,6 +121,14 @@ pub struct ServeOptions {
     /// owner the coordinator partitions `p % N`, its own timers and its own log in
     /// `shard-NNN/` (see docs/sharding.md).
     pub owners: usize,
+    /// Move the groups of a data directory written with another owner count to `owners`
+    /// owners at start-up (`--migrate-owners`; docs/sharding.md, "Changing the owner count").
+    /// Without it another count is refused.
+    pub migrate_owners: bool,
+    /// Fault injection for tests: a migration stops (start-up fails) right after its staging
+    /// directory is complete (`Some(false)`) or right after the switch (`Some(true)`), as a
+    /// crash there would. `None` (the default) in production.
+    pub migrate_crash: Option<bool>,
 }
 
 /// Members x tasks from which an assignment leaves the owner thread: 1,000 members x 1,000
@@ -148,6 +156,8 @@ impl ServeOptions {
             panic_owner_on_client_id: None,
             assignment_offload_min_work: Some(DEFAULT_OFFLOAD_MIN_WORK),
             owners: 1,
+            migrate_owners: false,
+            migrate_crash: None,
         }
     }
 }
@@ -474,9 +484,19 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let addr = bound[0].1.bound;
     let (host, port) = bound[0].1.advertised.clone();
     let owner_count = opts.owners.max(1);
-    let dirs =
-        storage::layout::prepare(&opts.data_dir, owner_count, routing::COORDINATOR_PARTITIONS)
-            .map_err(StartError::Shards)?;
+    let stop = match opts.migrate_crash {
+        None => storage::migrate::StopAt::Never,
+        Some(false) => storage::migrate::StopAt::AfterStaging,
+        Some(true) => storage::migrate::StopAt::AfterSwitch,
+    };
+    let dirs = storage::layout::prepare(
+        &opts.data_dir,
+        owner_count,
+        routing::COORDINATOR_PARTITIONS,
+        opts.migrate_owners,
+        stop,
+    )
+    .map_err(StartError::Shards)?;
     // `groupcoord.max.groups` bounds the server, not each owner: every owner counts only its
     // own groups, so each gets its share (docs/sharding.md, "Limits").
     let mut coordinator = opts.coordinator.clone();

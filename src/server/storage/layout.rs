@@ -3,11 +3,14 @@
 //! log per owner, and a `SHARDS` file, written last when the directory is created, that records
 //! N. A directory is only ever loaded whole with the count it was written with: any other count,
 //! a missing shard directory or a damaged `SHARDS` file stops start-up with an error naming the
-//! directory (never a silently empty shard, which would drop acknowledged groups).
+//! directory (never a silently empty shard, which would drop acknowledged groups). Another
+//! count is taken only when a migration is asked for (`--migrate-owners`, `storage::migrate`).
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use super::migrate::{self, StopAt};
 
 /// The file that records the owner count of a sharded data directory.
 pub const SHARDS_FILE: &str = "SHARDS";
@@ -22,7 +25,7 @@ fn shards_text(owners: usize, partitions: u32) -> String {
 }
 
 /// Reads `SHARDS`: `Ok(None)` when absent, the owner count when valid.
-fn read_shards(data_dir: &Path, partitions: u32) -> Result<Option<usize>, String> {
+pub(super) fn read_shards(data_dir: &Path, partitions: u32) -> Result<Option<usize>, String> {
     let path = data_dir.join(SHARDS_FILE);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -82,26 +85,56 @@ fn has_single_log(dir: &Path) -> Result<bool, String> {
 
 /// The log directories to load for `owners` owners, in owner order, after checking that the
 /// data directory was written with that count (and creating the shard directories of a new
-/// one, `SHARDS` last, fsynced). No migration between counts: a different count is refused
-/// with an error naming the directory and both counts.
-pub fn prepare(data_dir: &Path, owners: usize, partitions: u32) -> Result<Vec<PathBuf>, String> {
+/// one, `SHARDS` last, fsynced). A different count is refused with an error naming the
+/// directory, both counts and `--migrate-owners`, unless `migrate` asks to move the groups to
+/// `owners` owners first (`storage::migrate`). An interrupted migration is completed or undone
+/// before anything else.
+pub(crate) fn prepare(
+    data_dir: &Path,
+    owners: usize,
+    partitions: u32,
+    migrate: bool,
+    stop: StopAt,
+) -> Result<Vec<PathBuf>, String> {
+    migrate::finish_interrupted(data_dir, partitions)?;
     let recorded = read_shards(data_dir, partitions)?;
     let refuse = |had: usize| {
         format!(
             "data directory {} was written by {had} owner{} (group.coordinator.threads); \
-             started with {owners}: start it with {had} (moving groups between owner counts is \
-             not implemented)",
+             started with {owners}: start it with {had}, or add --migrate-owners \
+             (groupcoord.migrate.owners=true) to move its groups to {owners} owner{}",
             data_dir.display(),
             if had == 1 { "" } else { "s" },
+            if owners == 1 { "" } else { "s" },
         )
     };
-    match recorded {
-        Some(had) if had != owners => return Err(refuse(had)),
-        None if owners > 1 && has_single_log(data_dir)? => return Err(refuse(1)),
+    // The count the directory was written with when it differs: (count, sharded layout).
+    let other = match recorded {
+        Some(had) if had != owners => Some((had, true)),
+        None if owners > 1 && has_single_log(data_dir)? => Some((1, false)),
         None if owners == 1 => return Ok(vec![data_dir.to_path_buf()]),
-        None => create(data_dir, owners, partitions)?,
-        Some(_) => {}
+        None => {
+            create(data_dir, owners, partitions)?;
+            None
+        }
+        Some(_) => None,
+    };
+    if let Some((had, sharded)) = other {
+        if !migrate {
+            return Err(refuse(had));
+        }
+        let old = if sharded {
+            shard_dirs(data_dir, had)?
+        } else {
+            vec![data_dir.to_path_buf()]
+        };
+        migrate::migrate(data_dir, &old, owners, partitions, stop)?;
     }
+    shard_dirs(data_dir, owners)
+}
+
+/// The shard directories `SHARDS` names, each of which must exist.
+fn shard_dirs(data_dir: &Path, owners: usize) -> Result<Vec<PathBuf>, String> {
     let dirs: Vec<PathBuf> = (0..owners).map(|i| shard_dir(data_dir, i)).collect();
     for d in &dirs {
         if !d.is_dir() {
@@ -116,9 +149,9 @@ pub fn prepare(data_dir: &Path, owners: usize, partitions: u32) -> Result<Vec<Pa
     Ok(dirs)
 }
 
-/// A new sharded data directory: the shard directories, then `SHARDS` (written to a temporary
-/// file, fsynced, renamed, the directory fsynced). A crash before the rename leaves no `SHARDS`
-/// and empty shard directories: the next start creates it again.
+/// A new sharded data directory: the shard directories, then `SHARDS` ([`write_shards`]). A
+/// crash before the rename leaves no `SHARDS` and empty shard directories: the next start
+/// creates it again.
 fn create(data_dir: &Path, owners: usize, partitions: u32) -> Result<(), String> {
     let io = |p: &Path, e: io::Error| format!("{}: {e}", p.display());
     fs::create_dir_all(data_dir).map_err(|e| io(data_dir, e))?;
@@ -126,6 +159,12 @@ fn create(data_dir: &Path, owners: usize, partitions: u32) -> Result<(), String>
         let d = shard_dir(data_dir, i);
         fs::create_dir_all(&d).map_err(|e| io(&d, e))?;
     }
+    write_shards(data_dir, owners, partitions)
+}
+
+/// Writes `SHARDS` atomically: a temporary file, fsynced, renamed, the directory fsynced.
+pub(super) fn write_shards(data_dir: &Path, owners: usize, partitions: u32) -> Result<(), String> {
+    let io = |p: &Path, e: io::Error| format!("{}: {e}", p.display());
     let tmp = data_dir.join(format!("{SHARDS_FILE}.tmp"));
     let mut f = fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
     f.write_all(shards_text(owners, partitions).as_bytes())
@@ -153,35 +192,46 @@ mod tests {
     #[test]
     fn one_owner_is_the_directory_itself_and_n_owners_are_shards() {
         let dir = temp_dir("counts").join("d");
-        assert_eq!(prepare(&dir, 1, 50).unwrap(), vec![dir.clone()]);
+        assert_eq!(
+            prepare(&dir, 1, 50, false, StopAt::Never).unwrap(),
+            vec![dir.clone()]
+        );
         assert!(!dir.join(SHARDS_FILE).exists(), "one owner: today's layout");
-        let dirs = prepare(&dir, 3, 50).unwrap();
+        let dirs = prepare(&dir, 3, 50, false, StopAt::Never).unwrap();
         assert_eq!(dirs.len(), 3);
         assert!(dirs[2].ends_with("shard-002") && dirs[2].is_dir());
         assert_eq!(read_shards(&dir, 50).unwrap(), Some(3));
-        assert_eq!(prepare(&dir, 3, 50).unwrap(), dirs, "same count: loads");
+        assert_eq!(
+            prepare(&dir, 3, 50, false, StopAt::Never).unwrap(),
+            dirs,
+            "same count: loads"
+        );
     }
 
     #[test]
     fn other_counts_missing_shards_and_damage_are_refused_by_name() {
         let dir = temp_dir("refused");
-        prepare(&dir, 2, 50).unwrap();
-        let e = prepare(&dir, 1, 50).unwrap_err();
+        prepare(&dir, 2, 50, false, StopAt::Never).unwrap();
+        let e = prepare(&dir, 1, 50, false, StopAt::Never).unwrap_err();
         assert!(
             e.contains(&dir.display().to_string()) && e.contains("2 owners"),
             "{e}"
         );
         assert!(e.contains("started with 1"), "{e}");
-        let e = prepare(&dir, 4, 50).unwrap_err();
+        assert!(
+            e.contains("--migrate-owners"),
+            "the refusal names the switch: {e}"
+        );
+        let e = prepare(&dir, 4, 50, false, StopAt::Never).unwrap_err();
         assert!(
             e.contains("2 owners") && e.contains("started with 4"),
             "{e}"
         );
         fs::remove_dir_all(shard_dir(&dir, 1)).unwrap();
-        let e = prepare(&dir, 2, 50).unwrap_err();
+        let e = prepare(&dir, 2, 50, false, StopAt::Never).unwrap_err();
         assert!(e.contains("shard-001") && e.contains("missing"), "{e}");
         fs::write(dir.join(SHARDS_FILE), "owners=two").unwrap();
-        let e = prepare(&dir, 2, 50).unwrap_err();
+        let e = prepare(&dir, 2, 50, false, StopAt::Never).unwrap_err();
         assert!(
             e.contains("SHARDS") && e.contains("not a groupcoord SHARDS file"),
             "{e}"
@@ -191,7 +241,7 @@ mod tests {
         let single = dir.join("single");
         fs::create_dir_all(&single).unwrap();
         fs::write(single.join("segment-00000000000000000000.log"), b"x").unwrap();
-        let e = prepare(&single, 2, 50).unwrap_err();
+        let e = prepare(&single, 2, 50, false, StopAt::Never).unwrap_err();
         assert!(
             e.contains("written by 1 owner ") && e.contains("started with 2"),
             "{e}"

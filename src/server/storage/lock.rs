@@ -38,7 +38,13 @@ pub struct DataDirLock {
 impl DataDirLock {
     /// Lock `dir` (which must exist) for this process.
     pub fn acquire(dir: &Path) -> Result<DataDirLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        Self::acquire_file(dir, LOCK_FILE)
+    }
+
+    /// The same lock on another file of `dir` (an owner-count migration locks `MIGRATE.LOCK`
+    /// beside a one-owner log's own `LOCK`, which its load takes).
+    pub fn acquire_file(dir: &Path, name: &str) -> Result<DataDirLock, LockError> {
+        let path = dir.join(name);
         let io_err = |source| LockError::Io {
             file: path.clone(),
             source,

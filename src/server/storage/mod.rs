@@ -7,6 +7,7 @@ pub(crate) mod layout;
 mod lock;
 pub mod log;
 pub mod log_tool;
+pub(crate) mod migrate;
 mod reader;
 
 use std::path::Path;

@@ -182,7 +182,13 @@ struct Built {
 /// so keys are overwritten as a running application does), 15% members joining and leaving
 /// (3 to 8 members per group).
 fn build(dir: &Path, records: usize, groups: usize, owners: usize) -> Result<Built, String> {
-    let dirs = layout::prepare(dir, owners, OFFSETS_PARTITIONS)?;
+    let dirs = layout::prepare(
+        dir,
+        owners,
+        OFFSETS_PARTITIONS,
+        false,
+        crate::server::storage::migrate::StopAt::Never,
+    )?;
     let mut logs = Vec::with_capacity(dirs.len());
     for d in &dirs {
         let (log, _) = Log::open(d, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
