@@ -128,6 +128,7 @@ pub struct ServeOptions {
     /// Fault injection for tests: a migration stops (start-up fails) right after its staging
     /// directory is complete (`Some(false)`) or right after the switch (`Some(true)`), as a
     /// crash there would. `None` (the default) in production.
+    #[doc(hidden)]
     pub migrate_crash: Option<bool>,
 }
 
