@@ -12,10 +12,14 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_groupcoord"))
 }
 
-/// Runs `groupcoord bench load ARGS` to success; its stdout, its stderr, and the table rows whose
-/// first cell starts with one of `rows` (cells trimmed).
-fn bench_load(args: &[&str], rows: &[&str]) -> (String, String, Vec<Vec<String>>) {
-    let out = bin().args(["bench", "load"]).args(args).output().unwrap();
+/// Runs `groupcoord bench load ARGS` (split at spaces) to success; its stdout, its stderr, and the
+/// table rows whose first cell starts with one of `rows` (cells trimmed).
+fn bench_load(args: &str, rows: &[&str]) -> (String, String, Vec<Vec<String>>) {
+    let out = bin()
+        .args(["bench", "load"])
+        .args(args.split_whitespace())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -128,9 +132,7 @@ fn sigterm_exits_0_and_corrupt_log_stops_start() {
 #[test]
 fn bench_load_alternates_rounds_and_reports_a_ratio() {
     let (stdout, stderr, rows) = bench_load(
-        &[
-            "--members", "40", "--groups", "2", "--duration", "1", "--warmup", "1", "--rounds", "2",
-        ],
+        "--members 40 --groups 2 --duration 1 --warmup 1 --rounds 2",
         &["StreamsGroupHeartbeat", "ApiVersions"],
     );
     // Two rounds of both modes (one connection per member, 20 members per connection).
@@ -171,10 +173,7 @@ fn bench_load_alternates_rounds_and_reports_a_ratio() {
 #[test]
 fn bench_load_measures_the_ceiling_in_every_round() {
     let (stdout, _, ceiling) = bench_load(
-        &[
-            "--members", "20", "--groups", "2", "--duration", "1", "--warmup", "1", "--rounds", "2",
-            "--connections", "20", "--compare-ceiling",
-        ],
+        "--members 20 --groups 2 --duration 1 --warmup 1 --rounds 2 --connections 20 --compare-ceiling",
         &["StreamsGroupHeartbeat, ceiling"],
     );
     assert_eq!(ceiling.len(), 2, "{stdout}");
