@@ -232,9 +232,10 @@ pub(crate) fn process_threads_cpu_ns(pid: u32) -> Option<Vec<(u32, u64)>> {
 }
 
 /// CPU time the threads ran between two samples of [`process_threads_cpu_ns`], thread by thread:
-/// a thread that ended in between takes only its share since the first sample with it (summing
-/// whole processes lost all its time, which could make a window's CPU time negative when an idle
-/// worker thread of an earlier load exited).
+/// a thread that started in between counts whole, one that ended in between is missing from the
+/// second sample and adds nothing (an undercount of its last moments; summing whole processes
+/// instead subtracted its entire earlier CPU time, which could make a window's CPU time zero when
+/// an idle worker thread of an earlier load exited).
 pub(crate) fn cpu_ns_between(from: &[(u32, u64)], to: &[(u32, u64)]) -> u64 {
     to.iter()
         .map(|(tid, ns)| {
