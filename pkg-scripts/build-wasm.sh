@@ -28,10 +28,7 @@ rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
 WBG_VER=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WBG_VER" ]; then
   echo "installing wasm-bindgen-cli $WBG_VER" >&2
-  cargo install wasm-bindgen-cli --version "=$WBG_VER" --locked --root "$TOOLS" \
-    || cargo install wasm-bindgen-cli --version "=$WBG_VER" --root "$TOOLS"
-  # Without --locked as a fallback: the CLI's own Cargo.lock can pin a dependency (webpki-roots)
-  # newer than the registry index offers; unlocked it resolves to versions that build and work.
+  ./pkg-scripts/cargo-install.sh wasm-bindgen-cli "$WBG_VER" "$TOOLS"
 fi
 
 # Fat LTO and one codegen unit for the wasm module (smaller than the native profile's thin LTO).

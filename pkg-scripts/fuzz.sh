@@ -20,7 +20,7 @@ SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
 command -v rustup >/dev/null || { echo "fuzz.sh: rustup is required" >&2; exit 2; }
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
-    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+    ./pkg-scripts/cargo-install.sh cargo-fuzz "$CARGO_FUZZ_VERSION" "$HOME/.cargo"
 fi
 
 scratch="$(mktemp -d)"

@@ -31,7 +31,7 @@ fi
 WASM_PACK_VER=0.15.1
 if [ "$(wasm-pack --version 2>/dev/null || true)" != "wasm-pack $WASM_PACK_VER" ]; then
   echo "installing wasm-pack $WASM_PACK_VER" >&2
-  cargo install wasm-pack --locked --version "=$WASM_PACK_VER" --root "$TOOLS"
+  ./pkg-scripts/cargo-install.sh wasm-pack "$WASM_PACK_VER" "$TOOLS"
 fi
 
 # Browser tests of the wasm API (webdriver.json in the crate root configures Chromium).
