@@ -132,9 +132,7 @@ command -v mvn >/dev/null || missing+=(maven)
 python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
 if ((${#missing[@]})); then
   echo "installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  "$root/pkg-scripts/apt-install.sh" "${missing[@]}"
 fi
 VENV="$root/.venv"
 if ! "$VENV/bin/python" - <<'EOF' 2>/dev/null

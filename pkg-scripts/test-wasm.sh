@@ -16,10 +16,7 @@ export PATH="$TOOLS/bin:$HOME/.cargo/bin:$PATH"
 missing=()
 command -v chromium     >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
-if ((${#missing[@]})); then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+((${#missing[@]} == 0)) || ./pkg-scripts/apt-install.sh "${missing[@]}"
 
 # Build www/pkg (also installs the wasm32 target and wasm-bindgen-cli == Cargo.lock's version).
 ./pkg-scripts/build-wasm.sh
