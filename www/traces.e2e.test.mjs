@@ -9,10 +9,14 @@ import { OUT, QUICK_STREAMS, base, open, startGroupcoord, useBrowser } from './e
 
 useBrowser({ console: false, responses: false, acceptDownloads: true, checkErrorsAfter: true });
 
-/** Waits until the run is at `t` and the worker idle. */
+/** Waits until the run is at `t`, the worker idle and the page drawn at `t` (the seek's result is
+ *  drawn on the next animation frame: reading the DOM before it saw the previous time's cards). */
 async function seek(page, t) {
   await page.evaluate((tt) => window.explorer.seek(tt), t);
-  await page.waitForFunction((tt) => window.explorer.driver.now === tt && !window.explorer.driver.busy && window.explorer.state.pendingSeek == null, t, { timeout: 30000 });
+  await page.waitForFunction((tt) => {
+    const S = window.explorer.state;
+    return window.explorer.driver.now === tt && !window.explorer.driver.busy && S.pendingSeek == null && !S.needRender;
+  }, t, { timeout: 30000 });
 }
 const hash = (page) => page.evaluate(() => window.explorer.driver.stateHash());
 
