@@ -80,6 +80,17 @@ pub struct LoadArgs {
     /// Owner threads of the server it starts (`serve --owners`; not with `--addr`).
     #[arg(long, default_value_t = 1)]
     pub owners: usize,
+    /// Put each connection's members in different groups: member i in group
+    /// `(i + i / connections) % groups` instead of `i % groups`. With 20 members per connection
+    /// and 10 groups a connection then carries 2 members of every group, so that with several
+    /// owners every batch spans them (is split and merged); by default a connection's members
+    /// are all in one group whenever the connections are a multiple of the groups.
+    #[arg(long)]
+    pub mix_groups: bool,
+    /// Benchmark hook: the server's owners spin this long for work before parking, whatever
+    /// the owner count (default: the server's rule, `owner_spin` in server/mod.rs).
+    #[arg(long, hide = true)]
+    pub owner_spin_us: Option<u64>,
     /// Also run the heartbeat load against a minimal responder in this process (canned answers,
     /// no decoding, no coordinator; implied by `--compare-kafka`), alternating with the others
     /// in every round: the most any server could show on this machine with this generator.
@@ -213,9 +224,16 @@ async fn run_kind(
     server_cpu: ServerCpu,
 ) -> Result<Row, String> {
     let conns = conns.clamp(1, a.members.max(1));
+    let group_of = |i: usize| {
+        if a.mix_groups {
+            (i + i / conns) % a.groups.max(1)
+        } else {
+            i % a.groups.max(1)
+        }
+    };
     let slots: Vec<Slot> = (0..a.members)
         .map(|i| Slot {
-            group: format!("bench-{tag}-group-{}", i % a.groups.max(1)),
+            group: format!("bench-{tag}-group-{}", group_of(i)),
             id: format!("bench-member-{i}"),
             epoch: 0,
             active: vec![],
@@ -451,6 +469,10 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             o.coordinator.initial_rebalance_delay_ms = 0;
             o.max_inflight_per_connection = 1024;
             o.owners = a.owners.max(1);
+            if let Some(us) = a.owner_spin_us {
+                o.owner_spin = Duration::from_micros(us);
+                o.owner_spin_always = true;
+            }
             tmp = Some(dir);
             match crate::server::start(o).await {
                 Ok(h) => (h.addr, Some(h)),
