@@ -215,6 +215,16 @@ impl ServerCpu {
     }
 }
 
+/// The group of member `i` (`--mix-groups`: see [`LoadArgs::mix_groups`]).
+fn group_of(i: usize, conns: usize, groups: usize, mix: bool) -> usize {
+    let groups = groups.max(1);
+    if mix {
+        (i + i / conns.max(1)) % groups
+    } else {
+        i % groups
+    }
+}
+
 async fn run_kind(
     addr: SocketAddr,
     a: &LoadArgs,
@@ -224,13 +234,7 @@ async fn run_kind(
     server_cpu: ServerCpu,
 ) -> Result<Row, String> {
     let conns = conns.clamp(1, a.members.max(1));
-    let group_of = |i: usize| {
-        if a.mix_groups {
-            (i + i / conns) % a.groups.max(1)
-        } else {
-            i % a.groups.max(1)
-        }
-    };
+    let group_of = |i: usize| group_of(i, conns, a.groups, a.mix_groups);
     let slots: Vec<Slot> = (0..a.members)
         .map(|i| Slot {
             group: format!("bench-{tag}-group-{}", group_of(i)),
@@ -762,4 +766,43 @@ async fn stop(
         let _ = std::fs::remove_dir_all(d);
     }
     code
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::group_of;
+    use std::collections::BTreeMap;
+
+    /// Per connection (members i with i % conns == c): members per group.
+    fn per_connection(conns: usize, mix: bool) -> Vec<BTreeMap<usize, usize>> {
+        let mut out = vec![BTreeMap::new(); conns];
+        for i in 0..1000 {
+            *out[i % conns]
+                .entry(group_of(i, conns, 10, mix))
+                .or_default() += 1;
+        }
+        out
+    }
+
+    /// 50 connections, 10 groups: by default a connection's 20 members are all in one group;
+    /// with --mix-groups 2 of every group. Every group keeps 100 members either way.
+    #[test]
+    fn mix_groups_spreads_a_connections_members_over_every_group() {
+        for c in per_connection(50, false) {
+            assert_eq!(c.len(), 1, "{c:?}");
+        }
+        for c in per_connection(50, true) {
+            assert_eq!(c.len(), 10, "{c:?}");
+            assert!(c.values().all(|n| *n == 2), "{c:?}");
+        }
+        for mix in [false, true] {
+            let mut total = BTreeMap::new();
+            for i in 0..1000 {
+                *total.entry(group_of(i, 50, 10, mix)).or_insert(0) += 1;
+            }
+            assert!(total.values().all(|n| *n == 100), "{total:?}");
+            // One member per connection: the same groups as without the flag.
+            assert!((0..1000).all(|i| group_of(i, 1000, 10, mix) == i % 10));
+        }
+    }
 }
