@@ -215,6 +215,113 @@ async fn two_owners_answer_as_one_server_and_restart_whole() {
     }
 }
 
+/// Requests pipelined in one write, so that the connection hands them over as one batch that
+/// spans both owners (single-group requests on either owner and multi-group requests split over
+/// both): the responses come back in request order, each multi-group one in its groups' order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipelined_batch_over_both_owners_is_answered_in_request_order() {
+    use groupcoord::server::tools::client::raw_frame;
+    use kafka_protocol::protocol::{Decodable, Encodable};
+    let dir = temp_dir("sharded-batch");
+    let srv = start_at(&dir, 2).await;
+    let mut c = Client::connect(srv.addr).await.unwrap();
+    commit(&mut c, ON_1, 11).await;
+    commit(&mut c, ON_0, 22).await;
+    commit(&mut c, ALSO_ON_1, 33).await;
+
+    let offset_fetch = |groups: &[&str]| {
+        let mut r = OffsetFetchRequest::default();
+        r.groups = groups
+            .iter()
+            .map(|g| {
+                let mut t = OffsetFetchRequestTopics::default();
+                t.name = TopicName(s("t"));
+                t.partition_indexes = vec![0];
+                let mut rg = OffsetFetchRequestGroup::default();
+                rg.group_id = GroupId(s(g));
+                rg.topics = Some(vec![t]);
+                rg
+            })
+            .collect();
+        r
+    };
+    let describe = |groups: &[&str]| {
+        let mut r = DescribeGroupsRequest::default();
+        r.groups = groups.iter().map(|g| GroupId(s(g))).collect();
+        r
+    };
+    // (key, version, body): fetches of one group on each owner, then requests split over both.
+    let mut requests: Vec<(i16, i16, Vec<u8>)> = Vec::new();
+    let mut push = |key: i16, version: i16, enc: &dyn Fn(&mut bytes::BytesMut)| {
+        let mut b = bytes::BytesMut::new();
+        enc(&mut b);
+        requests.push((key, version, b.to_vec()));
+    };
+    for groups in [
+        vec![ON_1],
+        vec![ON_0],
+        vec![ALSO_ON_1, ON_0, ON_1],
+        vec![ON_0, ALSO_ON_1],
+    ] {
+        let r = offset_fetch(&groups);
+        push(9, 8, &|b| r.encode(b, 8).unwrap());
+    }
+    let d = describe(&[ALSO_ON_1, ON_0, ON_1]);
+    push(15, 5, &|b| d.encode(b, 5).unwrap());
+    let r = offset_fetch(&[ALSO_ON_1]);
+    push(9, 8, &|b| r.encode(b, 8).unwrap());
+
+    let mut frames = Vec::new();
+    let mut corrs = Vec::new();
+    for (key, version, body) in &requests {
+        let corr = c.next_correlation();
+        corrs.push(corr);
+        frames.extend(raw_frame(*key, *version, corr, Some("batch"), body).unwrap());
+    }
+    c.write_raw(&frames).await.unwrap();
+
+    let mut got = Vec::new();
+    for ((key, version, _), corr) in requests.iter().zip(&corrs) {
+        let mut body = bytes::Bytes::from(c.read_body(*key, *version, *corr).await.unwrap());
+        got.push(match key {
+            9 => {
+                let r = OffsetFetchResponse::decode(&mut body, *version).unwrap();
+                r.groups
+                    .iter()
+                    .map(|g| {
+                        format!(
+                            "{}={}",
+                            g.group_id.as_str(),
+                            g.topics[0].partitions[0].committed_offset
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }
+            _ => {
+                let r = DescribeGroupsResponse::decode(&mut body, *version).unwrap();
+                r.groups
+                    .iter()
+                    .map(|g| g.group_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }
+        });
+    }
+    assert_eq!(
+        got,
+        vec![
+            "g-a=11",
+            "g-b=22",
+            "g-c=33,g-b=22,g-a=11",
+            "g-b=22,g-c=33",
+            "g-c,g-b,g-a",
+            "g-c=33"
+        ]
+    );
+    srv.shutdown().await;
+}
+
 /// A missing shard directory, or a damaged shard log, stops start-up with an error naming it:
 /// never an empty shard.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

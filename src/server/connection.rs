@@ -19,8 +19,9 @@ use tracing::{debug, error, info, warn};
 use super::frame::{Frame, FrameReader, IDLE_BUFFER, ReadError, Reservation};
 use super::kafka::{self, data_plane};
 use super::listener::Endpoint;
-use super::owner::{Job, Reply};
+use super::owner::Reply;
 use super::peer::{Peer, Principal};
+use super::routing::Answer;
 use super::security::sasl::{self, Authenticator};
 use super::wire::{self, Decoded, Header, Req, RequestKind, Resp, ResponseKind};
 use super::{ServeOptions, Shared};
@@ -39,11 +40,13 @@ struct Slot {
 
 enum Pending {
     Ready(Bytes),
-    Wait(oneshot::Receiver<Reply>),
+    /// The owner's answer to a batch (with several owners, the parts of a batch that spans
+    /// them, merged in request order when the last part is in).
+    Wait(Answer),
     /// A batch holding a JoinGroup or SyncGroup: its answer may take up to a rebalance timeout
     /// (or never come, for a JoinGroup replaced by a newer one), so the connection stops
     /// waiting for it when the peer closes.
-    Deferred(oneshot::Receiver<Reply>),
+    Deferred(Answer),
 }
 
 /// A connection's settings.
@@ -158,7 +161,7 @@ impl Connection {
                 },
                 reply = async {
                     match head {
-                        Some(rx) => rx.await,
+                        Some(answer) => answer.await,
                         None => std::future::pending().await,
                     }
                 }, if waiting => {
@@ -360,7 +363,7 @@ impl Connection {
                     tx,
                 ));
                 Some(Some(Slot {
-                    response: Pending::Wait(rx),
+                    response: Pending::Wait(Answer::One(rx)),
                     _reservations: vec![frame.reservation],
                 }))
             }
@@ -383,19 +386,13 @@ impl Connection {
             reservations,
             deferred,
         } = std::mem::take(batch);
-        let (tx, rx) = oneshot::channel();
-        let job = Job {
-            items,
-            peer: self.peer_id.clone(),
-            reply: tx,
-        };
-        if !to_owner(&self.shared, job).await {
+        let Some(answer) = to_owner(&self.shared, items, self.peer_id.clone()).await else {
             return false;
-        }
+        };
         let response = if deferred {
-            Pending::Deferred(rx)
+            Pending::Deferred(answer)
         } else {
-            Pending::Wait(rx)
+            Pending::Wait(answer)
         };
         queue.push_back(Slot {
             response,
@@ -405,10 +402,10 @@ impl Connection {
     }
 }
 
-/// The hand-off of a job to the owner (the one place a connection reaches it); `false` once the
-/// owner is gone.
-async fn to_owner(shared: &Shared, job: Job) -> bool {
-    shared.owner.send(job).await.is_ok()
+/// The hand-off of requests to the owner(s) (the one place a connection reaches them); `None`
+/// once an owner is gone.
+async fn to_owner(shared: &Shared, items: Vec<(Header, Req)>, peer: Arc<Peer>) -> Option<Answer> {
+    shared.owner.send(items, peer).await.ok()
 }
 
 /// Requests for the owner, collected from the frames received so far.
@@ -434,10 +431,10 @@ fn take_answered(queue: &mut VecDeque<Slot>, out: &mut BytesMut) -> bool {
                 queue.pop_front();
                 continue;
             }
-            Pending::Wait(rx) | Pending::Deferred(rx) => match rx.try_recv() {
-                Ok(reply) => reply,
-                Err(oneshot::error::TryRecvError::Empty) => return true,
-                Err(oneshot::error::TryRecvError::Closed) => return false,
+            Pending::Wait(answer) | Pending::Deferred(answer) => match answer.try_take() {
+                Ok(Some(reply)) => reply,
+                Ok(None) => return true,
+                Err(_) => return false,
             },
         };
         queue.pop_front();
@@ -489,16 +486,11 @@ async fn long_poll_fetch(
     let deadline =
         tokio::time::Instant::now() + Duration::from_millis(r.max_wait_ms.clamp(0, 500) as u64);
     loop {
-        let (tx, rx) = oneshot::channel();
-        let job = Job {
-            items: vec![(h.clone(), Req::Kafka(RequestKind::Fetch(r.clone())))],
-            peer: peer.clone(),
-            reply: tx,
-        };
-        if !to_owner(&shared, job).await {
+        let items = vec![(h.clone(), Req::Kafka(RequestKind::Fetch(r.clone())))];
+        let Some(answer) = to_owner(&shared, items, peer.clone()).await else {
             return;
-        }
-        let Ok(reply) = rx.await else { return };
+        };
+        let Ok(reply) = answer.await else { return };
         let empty = match reply.resps.first() {
             Some(Resp::Kafka(ResponseKind::Fetch(f))) => data_plane::fetch_is_empty(f),
             _ => false,

@@ -109,6 +109,10 @@ pub struct ServeOptions {
     /// How long the owner keeps looking for new work after a batch before it parks (not at all
     /// when there are several owners and as many owners as cores).
     pub owner_spin: Duration,
+    /// Benchmark hook: spin `owner_spin` whatever the owner count (`bench load --owner-spin-us`),
+    /// to compare spins side by side.
+    #[doc(hidden)]
+    pub owner_spin_always: bool,
     /// Fault injection for tests: the owner thread panics when it handles a request from this
     /// client id (proves that a dead owner stops the server instead of leaving a zombie).
     /// `None` (the default) in production.
@@ -154,6 +158,7 @@ impl ServeOptions {
             snapshot_bytes: 64 * 1024 * 1024,
             max_inflight_per_connection: 256,
             owner_spin: Duration::from_micros(50),
+            owner_spin_always: false,
             panic_owner_on_client_id: None,
             assignment_offload_min_work: Some(DEFAULT_OFFLOAD_MIN_WORK),
             owners: 1,
@@ -594,7 +599,11 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
     let mut owner_threads = Vec::with_capacity(owner_count);
     let mut commit_threads = Vec::with_capacity(owner_count);
     let sharded = owner_count > 1;
-    let spin = owner_spin(opts.owner_spin, owner_count);
+    let spin = if opts.owner_spin_always {
+        opts.owner_spin
+    } else {
+        owner_spin(opts.owner_spin, owner_count)
+    };
     let parts = states
         .into_iter()
         .zip(logs)

@@ -80,6 +80,17 @@ pub struct LoadArgs {
     /// Owner threads of the server it starts (`serve --owners`; not with `--addr`).
     #[arg(long, default_value_t = 1)]
     pub owners: usize,
+    /// Put each connection's members in different groups: member i in group
+    /// `(i + i / connections) % groups` instead of `i % groups`. With 20 members per connection
+    /// and 10 groups a connection then carries 2 members of every group, so that with several
+    /// owners every batch spans them (is split and merged); by default a connection's members
+    /// are all in one group whenever the connections are a multiple of the groups.
+    #[arg(long)]
+    pub mix_groups: bool,
+    /// Benchmark hook: the server's owners spin this long for work before parking, whatever
+    /// the owner count (default: the server's rule, `owner_spin` in server/mod.rs).
+    #[arg(long, hide = true)]
+    pub owner_spin_us: Option<u64>,
     /// Also run the heartbeat load against a minimal responder in this process (canned answers,
     /// no decoding, no coordinator; implied by `--compare-kafka`), alternating with the others
     /// in every round: the most any server could show on this machine with this generator.
@@ -204,6 +215,16 @@ impl ServerCpu {
     }
 }
 
+/// The group of member `i` (`--mix-groups`: see [`LoadArgs::mix_groups`]).
+fn group_of(i: usize, conns: usize, groups: usize, mix: bool) -> usize {
+    let groups = groups.max(1);
+    if mix {
+        (i + i / conns.max(1)) % groups
+    } else {
+        i % groups
+    }
+}
+
 async fn run_kind(
     addr: SocketAddr,
     a: &LoadArgs,
@@ -213,9 +234,10 @@ async fn run_kind(
     server_cpu: ServerCpu,
 ) -> Result<Row, String> {
     let conns = conns.clamp(1, a.members.max(1));
+    let group_of = |i: usize| group_of(i, conns, a.groups, a.mix_groups);
     let slots: Vec<Slot> = (0..a.members)
         .map(|i| Slot {
-            group: format!("bench-{tag}-group-{}", i % a.groups.max(1)),
+            group: format!("bench-{tag}-group-{}", group_of(i)),
             id: format!("bench-member-{i}"),
             epoch: 0,
             active: vec![],
@@ -451,6 +473,10 @@ pub async fn run_load(a: LoadArgs) -> ExitCode {
             o.coordinator.initial_rebalance_delay_ms = 0;
             o.max_inflight_per_connection = 1024;
             o.owners = a.owners.max(1);
+            if let Some(us) = a.owner_spin_us {
+                o.owner_spin = Duration::from_micros(us);
+                o.owner_spin_always = true;
+            }
             tmp = Some(dir);
             match crate::server::start(o).await {
                 Ok(h) => (h.addr, Some(h)),
@@ -740,4 +766,43 @@ async fn stop(
         let _ = std::fs::remove_dir_all(d);
     }
     code
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::group_of;
+    use std::collections::BTreeMap;
+
+    /// Per connection (members i with i % conns == c): members per group.
+    fn per_connection(conns: usize, mix: bool) -> Vec<BTreeMap<usize, usize>> {
+        let mut out = vec![BTreeMap::new(); conns];
+        for i in 0..1000 {
+            *out[i % conns]
+                .entry(group_of(i, conns, 10, mix))
+                .or_default() += 1;
+        }
+        out
+    }
+
+    /// 50 connections, 10 groups: by default a connection's 20 members are all in one group;
+    /// with --mix-groups 2 of every group. Every group keeps 100 members either way.
+    #[test]
+    fn mix_groups_spreads_a_connections_members_over_every_group() {
+        for c in per_connection(50, false) {
+            assert_eq!(c.len(), 1, "{c:?}");
+        }
+        for c in per_connection(50, true) {
+            assert_eq!(c.len(), 10, "{c:?}");
+            assert!(c.values().all(|n| *n == 2), "{c:?}");
+        }
+        for mix in [false, true] {
+            let mut total = BTreeMap::new();
+            for i in 0..1000 {
+                *total.entry(group_of(i, 50, 10, mix)).or_insert(0) += 1;
+            }
+            assert!(total.values().all(|n| *n == 100), "{total:?}");
+            // One member per connection: the same groups as without the flag.
+            assert!((0..1000).all(|i| group_of(i, 1000, 10, mix) == i % 10));
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::config::CoordinatorConfig;
@@ -16,7 +16,6 @@ use crate::protocol::{
 };
 
 use crate::server::Shared;
-use crate::server::owner::Job;
 use crate::server::peer::Peer;
 use crate::server::wire::{Header, Req, Resp};
 
@@ -61,23 +60,21 @@ async fn call(
     shared: &Shared,
     req: StreamsGroupHeartbeatRequest,
 ) -> Option<crate::protocol::StreamsGroupHeartbeatResponse> {
-    let (tx, rx) = oneshot::channel();
     let header = Header {
         api_key: STREAMS_GROUP_HEARTBEAT_KEY,
         api_version: 1,
         correlation_id: 0,
         client_id: Some("demo".into()),
     };
-    shared
+    let answer = shared
         .owner
-        .send(Job {
-            items: vec![(header, Req::Heartbeat(req))],
-            peer: Arc::new(Peer::anonymous("127.0.0.1")),
-            reply: tx,
-        })
+        .send(
+            vec![(header, Req::Heartbeat(req))],
+            Arc::new(Peer::anonymous("127.0.0.1")),
+        )
         .await
         .ok()?;
-    match rx.await.ok()?.resps.pop()? {
+    match answer.await.ok()?.resps.pop()? {
         Resp::Heartbeat(r) => Some(r),
         _ => None,
     }
