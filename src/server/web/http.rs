@@ -25,6 +25,7 @@ use futures::StreamExt;
 use tokio::sync::watch;
 use tokio_stream::wrappers::WatchStream;
 
+use super::history::HistoryPage;
 use super::metrics::GroupCount;
 use crate::server::{Shared, now_ms};
 
@@ -247,6 +248,15 @@ async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Res
     let page = {
         let h = w.shared.history.lock().unwrap_or_else(|e| e.into_inner());
         h.page(&group, now, after_msg, after_rec)
+    };
+    let page = HistoryPage {
+        phases: w
+            .shared
+            .phases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .of(&group),
+        ..page
     };
     (
         [(header::CONTENT_TYPE, "application/json")],
