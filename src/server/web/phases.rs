@@ -205,6 +205,49 @@ mod tests {
     }
 
     #[test]
+    fn only_joingroup_syncgroup_and_leavegroup_are_looked_at_never_a_heartbeat() {
+        use crate::protocol::StreamsGroupHeartbeatRequest;
+        use kafka_protocol::messages::{
+            ConsumerGroupHeartbeatRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+            OffsetCommitRequest, SyncGroupRequest,
+        };
+        use kafka_protocol::protocol::StrBytes;
+        let g = || StrBytes::from_static_str("g").into();
+        let looked = [
+            Req::Kafka(RequestKind::JoinGroup(
+                JoinGroupRequest::default().with_group_id(g()),
+            )),
+            Req::Kafka(RequestKind::SyncGroup(
+                SyncGroupRequest::default().with_group_id(g()),
+            )),
+            Req::Kafka(RequestKind::LeaveGroup(
+                LeaveGroupRequest::default().with_group_id(g()),
+            )),
+        ];
+        for r in &looked {
+            assert_eq!(rebalance_group(r), Some("g"), "{r:?}");
+        }
+        let not = [
+            Req::Kafka(RequestKind::Heartbeat(
+                HeartbeatRequest::default().with_group_id(g()),
+            )),
+            Req::Kafka(RequestKind::ConsumerGroupHeartbeat(
+                ConsumerGroupHeartbeatRequest::default().with_group_id(g()),
+            )),
+            Req::Heartbeat(StreamsGroupHeartbeatRequest {
+                group_id: "g".into(),
+                ..Default::default()
+            }),
+            Req::Kafka(RequestKind::OffsetCommit(
+                OffsetCommitRequest::default().with_group_id(g()),
+            )),
+        ];
+        for r in &not {
+            assert_eq!(rebalance_group(r), None, "{r:?}");
+        }
+    }
+
+    #[test]
     fn phases_are_bounded_per_group_and_in_groups() {
         let mut p = Phases::default();
         let cycle = [PreparingRebalance, CompletingRebalance, Stable];
