@@ -242,7 +242,8 @@ async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Res
     w.shared.watch.looked(now);
     let (group, after_msg, after_rec) =
         (q.group, q.after_msg.unwrap_or(0), q.after_rec.unwrap_or(0));
-    let Some(group) = group.filter(|g| !g.is_empty() && g.len() <= 249) else {
+    let Some(group) = group.filter(|g| !g.is_empty() && g.len() <= super::phases::MAX_GROUP_ID_LEN)
+    else {
         return (StatusCode::BAD_REQUEST, "group=<group id> is required").into_response();
     };
     let page = {

@@ -27,24 +27,30 @@ use crate::server::wire::{Req, RequestKind};
 
 /// Transitions kept per group (a rebalance is two or three).
 pub const PER_GROUP: usize = 64;
-/// Groups with phases at most (with [`PER_GROUP`]: at most 262,144 transitions of 16 bytes).
+/// Groups with phases at most (with [`PER_GROUP`]: at most 262,144 transitions of 24 bytes, 6 MiB).
 pub const MAX_GROUPS: usize = 4096;
+/// Longer group ids are not tracked (`/api/history` refuses them): ids cost at most 2 MiB.
+pub const MAX_GROUP_ID_LEN: usize = 249;
 
 /// A classic group entered `state` at `at_ms` (server time, ms since the UNIX epoch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Phase {
+    /// When (server time, ms since the UNIX epoch).
     pub at_ms: i64,
+    /// The state's name, as DescribeGroups gives it.
     pub state: &'static str,
 }
 
 /// What the owner reads of a classic group after an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
+    /// The state now.
     pub state: ClassicState,
     /// The state before the last transition.
     pub previous: ClassicState,
     /// When the last transition happened.
     pub since_ms: i64,
+    /// The generation now.
     pub generation: i32,
 }
 
@@ -80,7 +86,10 @@ pub struct Phases {
 
 impl Phases {
     /// Note how `group_id` looks after an operation; returns whether a transition was recorded.
-    pub fn saw(&mut self, group_id: &str, seen: Seen) -> bool {
+    pub(crate) fn saw(&mut self, group_id: &str, seen: Seen) -> bool {
+        if group_id.len() > MAX_GROUP_ID_LEN {
+            return false;
+        }
         self.seq += 1;
         let seq = self.seq;
         let name = |s: ClassicState| s.name();
@@ -285,5 +294,9 @@ mod tests {
         assert_eq!(p.of("g10").len(), 2);
         assert!(p.of("g11").is_empty());
         assert_eq!(p.groups.len(), MAX_GROUPS);
+        // A longer id than /api/history serves is not kept.
+        let long = "x".repeat(MAX_GROUP_ID_LEN + 1);
+        assert!(!p.saw(&long, seen(Stable, CompletingRebalance, 1, 1)));
+        assert!(p.of(&long).is_empty());
     }
 }
