@@ -39,6 +39,8 @@ pub mod tools;
 mod web;
 pub mod wire;
 
+/// Each classic group's rebalance phases for the live view (public for `benches/classic_phases.rs`).
+pub use web::phases;
 pub use wire::SUPPORTED;
 
 use std::any::Any;

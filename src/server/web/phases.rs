@@ -17,7 +17,7 @@
 //! whose state changed least recently is forgotten).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -78,9 +78,10 @@ struct GroupPhases {
 /// The recent transitions of every classic group.
 #[derive(Debug, Default)]
 pub struct Phases {
-    groups: BTreeMap<String, GroupPhases>,
-    /// Groups by when a transition was last recorded, least recent first.
-    lru: BTreeMap<u64, String>,
+    groups: BTreeMap<Arc<str>, GroupPhases>,
+    /// Groups by when a transition was last recorded, least recent first (the ids shared with
+    /// `groups`: recording a transition allocates no string).
+    lru: BTreeMap<u64, Arc<str>>,
     seq: u64,
 }
 
@@ -108,28 +109,30 @@ impl Phases {
                 push(&mut g.ring, seen.since_ms, name(seen.previous));
             }
             push(&mut g.ring, seen.since_ms, name(seen.state));
-            self.lru.remove(&g.touched);
+            if let Some(id) = self.lru.remove(&g.touched) {
+                self.lru.insert(seq, id);
+            }
             g.touched = seq;
-            self.lru.insert(seq, group_id.to_string());
             return true;
         }
         if self.groups.len() >= MAX_GROUPS
             && let Some((_, oldest)) = self.lru.pop_first()
         {
-            self.groups.remove(&oldest);
+            self.groups.remove(&*oldest);
         }
         // First seen: its state since its last transition (earlier ones are unknown).
-        let mut ring = VecDeque::new();
+        let mut ring = VecDeque::with_capacity(8);
         push(&mut ring, seen.since_ms, name(seen.state));
+        let id: Arc<str> = Arc::from(group_id);
         self.groups.insert(
-            group_id.to_string(),
+            id.clone(),
             GroupPhases {
                 ring,
                 last: seen,
                 touched: seq,
             },
         );
-        self.lru.insert(seq, group_id.to_string());
+        self.lru.insert(seq, id);
         true
     }
 
