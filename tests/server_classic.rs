@@ -262,6 +262,85 @@ async fn live_view_and_history_show_a_classic_group() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The server keeps each classic group's state transitions with their times, whether or not
+/// anyone watches, and serves them with the group's history: the join phase (ended by the
+/// initial rebalance delay's timer), the sync phase (the leader's SyncGroup follows its
+/// JoinGroup answer at once: a millisecond or less, too short for a page polling the group's
+/// state to see), Stable; a lone member rejoining goes Stable → PreparingRebalance →
+/// CompletingRebalance in one JoinGroup, and both transitions are there.
+#[tokio::test]
+async fn the_history_names_every_rebalance_phase_with_its_time() {
+    let dir = temp_dir("classic-phases");
+    let mut o = options(dir.clone());
+    o.http = Some("127.0.0.1:0".parse().unwrap());
+    let server = start(o).await.expect("server starts");
+    let http = server.http_addr.unwrap();
+    // Nobody looks until the end.
+    let mut c = connect(&server, "consumer-a").await;
+    let id = get_member_id(&mut c, 9).await;
+    let j = join(&mut c, &id, 9).await;
+    assert_eq!(j.error_code, NONE);
+    let answered_ms = groupcoord::server::now_ms().0;
+    // The leader takes 50 ms to assign: the first sync phase is that long at least.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    const ASSIGNMENT: &[u8] =
+        b"\x00\x00\x00\x00\x00\x01\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff";
+    let sr = sync(&mut c, 5, &id, 1, vec![(id.clone(), ASSIGNMENT)]).await;
+    assert_eq!(sr.error_code, NONE);
+    // The leader joins again: the join phase ends at once (it is the only member).
+    let j2 = join(&mut c, &id, 9).await;
+    assert_eq!((j2.error_code, j2.generation_id), (NONE, 2));
+    let sr = sync(&mut c, 5, &id, 2, vec![(id.clone(), ASSIGNMENT)]).await;
+    assert_eq!(sr.error_code, NONE);
+
+    let body = http_get(http, &format!("/api/history?group={GROUP}")).await;
+    let page: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let phases: Vec<(&str, i64)> = page["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .map(|p| (p["state"].as_str().unwrap(), p["at_ms"].as_i64().unwrap()))
+        .collect();
+    let states: Vec<&str> = phases.iter().map(|p| p.0).collect();
+    assert_eq!(
+        states,
+        [
+            "Empty",
+            "PreparingRebalance",
+            "CompletingRebalance",
+            "Stable",
+            "PreparingRebalance",
+            "CompletingRebalance",
+            "Stable"
+        ],
+        "{body}"
+    );
+    let at = |i: usize| phases[i].1;
+    assert!(
+        phases.windows(2).all(|w| w[0].1 <= w[1].1),
+        "in time order: {body}"
+    );
+    // The join phase lasted the initial rebalance delay (300 ms); the sync phase is as long as
+    // the leader's round trip.
+    // The join phase lasted the initial rebalance delay (300 ms); its end (a timer) came
+    // before the JoinGroup answer; the first sync phase lasted the leader's 50 ms.
+    assert!(at(2) - at(1) >= 250, "join phase {} ms", at(2) - at(1));
+    assert!(at(2) <= answered_ms, "{} > {answered_ms}", at(2));
+    assert!(at(3) - at(2) >= 50, "sync phase {} ms", at(3) - at(2));
+    // The second round: both transitions of the JoinGroup at its time, then a sync phase as
+    // long as the leader's round trip.
+    assert_eq!(at(4), at(5), "two transitions in one JoinGroup");
+    assert!(at(6) - at(5) < 1000, "sync phase {} ms", at(6) - at(5));
+    println!(
+        "join phase {} ms, sync phases {} ms and {} ms",
+        at(2) - at(1),
+        at(3) - at(2),
+        at(6) - at(5)
+    );
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Two members join concurrently on two connections (v9 and v5, non-flexible), both answers
 /// come when the join phase ends; the follower's SyncGroup waits for the leader's; heartbeats;
 /// a third member makes the heartbeat answer REBALANCE_IN_PROGRESS; everyone rejoins; the third

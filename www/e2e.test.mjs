@@ -321,6 +321,36 @@ test('live mode: a classic consumer group built over the wire, JoinGroup waiting
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=group-state]`)?.textContent === 'Stable'
     && document.querySelectorAll(`${sel} [data-testid=member-card]`).length === 2, grp, { timeout: 20000 });
   await new Promise((r) => setTimeout(r, 1200)); // a few heartbeats of generation 2
+  // Every join and sync phase the server saw is shaded on the chart (from the server's list of
+  // the group's state changes, not from the states this page happened to see): a sync phase
+  // lasts a few ms here (the leader's SyncGroup follows its JoinGroup answer at once), drawn
+  // MIN_PHASE_PX wide, and the legend and the tooltip say it is widened.
+  const shaded = (p) => p.evaluate((sel) => [...document.querySelectorAll(`${sel} .live-chart svg > rect.ph-join, ${sel} .live-chart svg > rect.ph-sync`)]
+    .map((r) => ({ state: r.dataset.state, ms: Number(r.dataset.ms), width: Number(r.getAttribute('width')), widened: r.classList.contains('widened'), title: r.textContent })), grp);
+  const syncs = (bands) => bands.filter((b) => b.state === 'CompletingRebalance');
+  await page.waitForFunction((sel) => document.querySelectorAll(`${sel} .live-chart svg > rect.ph-sync`).length >= 2, grp, { timeout: 10000 });
+  const bands = await shaded(page);
+  assert.deepEqual(bands.map((b) => b.state), ['PreparingRebalance', 'CompletingRebalance', 'PreparingRebalance', 'CompletingRebalance'], JSON.stringify(bands));
+  const minPx = await page.evaluate(async () => (await import('./views.js')).EpochChart.MIN_PHASE_PX);
+  for (const b of bands) assert.ok(b.width >= minPx - 0.05, `every phase at least ${minPx} px wide: ${JSON.stringify(b)}`);
+  const short = syncs(bands).find((b) => b.widened);
+  assert.ok(short && short.ms < 200, `a short sync phase, widened: ${JSON.stringify(bands)}`);
+  assert.match(short.title, /^sync phase \(CompletingRebalance\) .*: \d+ ms; drawn \d+ px wide so it shows/);
+  assert.match(await page.textContent(`${grp} [data-testid=phases-widened]`), /too short: widened to \d+ px/);
+  await page.$eval(`${grp} .live-chart`, (el) => el.scrollIntoView());
+  // Hovering the widened band (in one task: the chart's time axis moves on as time passes).
+  const hover = await page.evaluate((sel) => {
+    const chart = document.querySelector(`${sel} .live-chart`), r = chart.querySelector('rect.ph-sync.widened').getBoundingClientRect();
+    chart.dispatchEvent(new MouseEvent('mousemove', { clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, bubbles: true }));
+    return chart.querySelector('[data-testid=chart-hover]').textContent;
+  }, grp);
+  assert.match(hover, /sync phase \d+ ms \(widened to \d+ px\)/);
+  await page.screenshot({ path: `${OUT}10e-live-classic-phases.png`, clip: await page.$eval(`${grp} .live-chart`, (el) => { const r = el.getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; }) });
+  // A page opened now shows the phases from before it was opened.
+  const later = await open(`${url}?live`);
+  await later.waitForFunction((sel) => document.querySelectorAll(`${sel} .live-chart svg > rect.ph-sync`).length >= 2, grp, { timeout: 10000 });
+  assert.deepEqual((await shaded(later)).map((b) => b.state), bands.map((b) => b.state));
+  await later.close();
   await clients[1].stop();
   await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=live-lanes]`)._lanes.hits.some((h) => h.m.api === 'LeaveGroup'), grp, { timeout: 20000 });
   const seen = await lanes();

@@ -3,7 +3,9 @@
 // model (`view`: the same GroupView the simulation emits, built from the coordinator's real
 // state); GET /api/history?group=G&after_msg=N&after_rec=M gives the server's recent group
 // exchanges (StreamsGroupHeartbeat, ConsumerGroupHeartbeat, or the classic JoinGroup, SyncGroup,
-// Heartbeat and LeaveGroup) and records (the swimlanes, the epoch chart and the record log).
+// Heartbeat and LeaveGroup) and records (the swimlanes, the epoch chart and the record log), and a
+// classic group's recent state transitions (`phases`: the join and sync phases shaded on the
+// chart, as the server saw them, however short, also those from before the page was opened).
 // Server times are wall-clock ms; they are shown relative to when the page first saw the server
 // record. Degrades to a message when the API is absent (a static server).
 import { AssignmentGrid, EpochChart, MemberCards, RecordLog, Swimlanes, esc, naturallyOrdered, renderHeader, renderMessageDetail, renderRecordDetail } from './views.js';
@@ -18,6 +20,21 @@ const EXCHANGES = {
   classic: 'JoinGroup, SyncGroup, Heartbeat and LeaveGroup',
 };
 const TIME_FIELDS = ['session_deadline_ms', 'rebalance_deadline_ms', 'next_heartbeat_ms'];
+/** How far back the chart starts, at most, to show the rebalance phases the server saw before
+ * the page was opened. */
+const PAST_PHASES_MS = 5 * 60000;
+
+/** The phases to draw on a chart starting at 0 (= server time `base`): times relative to it, the
+ * ones over before it dropped, the one going on at 0 starting there. */
+export function chartPhases(phases, base) {
+  const out = [];
+  for (let i = 0; i < phases.length; i++) {
+    const next = phases[i + 1];
+    if (next && next.at <= base) continue;
+    out.push({ at_ms: Math.max(0, phases[i].at - base), state: phases[i].state });
+  }
+  return out;
+}
 
 /** `groupcoord serve --http` sends `{seq, time_ms, topics, groups: [{group_id, group_state,
  * group_type, member_count, describe, view}]}`: every group type carries a view (`describe`: streams
@@ -81,9 +98,9 @@ export function startLive(container, statusEl) {
     }
     v.cards.update(g, now, v.order);
     v.grid.update(g, v.order);
-    // A classic group's join and sync phases, shaded behind the generation line (from the
-    // states seen here: the server keeps no state history).
-    v.chart.render(now, v.order, isClassic(g) ? v.phases.map((p) => ({ at_ms: Math.max(0, p.at - base), state: p.state })) : null);
+    // A classic group's join and sync phases, shaded behind the generation line: every state
+    // change the server saw (`phases` of /api/history), a sync phase of 1 ms included.
+    v.chart.render(now, v.order, isClassic(g) ? chartPhases(v.phases, base) : null);
     const ghosts = ghostMembers(g, v.messages);
     v.ghosts.update(ghosts);
     v.lanes.update(v.messages, v.records, { ...g, members: [...g.members, ...ghosts] }, now, WINDOW_MS, v.order);
@@ -102,7 +119,12 @@ export function startLive(container, statusEl) {
       if (!r.ok) return;
       const page = await r.json();
       serverOffset = page.time_ms - Date.now();
-      if (base == null) base = page.recording_since_ms || page.time_ms;
+      const phases = Array.isArray(page.phases) ? page.phases : [];
+      // The chart starts when the server began recording, or earlier (up to PAST_PHASES_MS) at
+      // the first rebalance phase it kept: a page opened later shows the rebalances before it.
+      const firstPhase = phases.find((p) => p.state === 'PreparingRebalance' || p.state === 'CompletingRebalance');
+      if (base == null) base = Math.min(page.recording_since_ms || page.time_ms, Math.max(firstPhase?.at_ms ?? Infinity, page.time_ms - PAST_PHASES_MS));
+      v.phases = phases.map((p) => ({ at: p.at_ms, state: p.state }));
       if (!v.g && v.raw) v.g = relView(v.raw);
       const msgs = page.messages.map((m) => ({ ...m, sent_ms: m.sent_ms - base, received_ms: m.received_ms < 0 ? -1 : m.received_ms - base }));
       const recs = page.records.map((x) => ({ ...x, at_ms: x.at_ms - base }));
@@ -134,7 +156,6 @@ export function startLive(container, statusEl) {
       let v = views.get(d.group_id);
       if (!v) { v = make(d.group_id); v.id = d.group_id; views.set(d.group_id, v); }
       if (!v.el.isConnected) { container.querySelector('p.hint')?.remove(); container.append(v.el); }
-      if (v.raw?.state !== d.view.state) v.phases = v.phases.concat({ at: serverNow(), state: d.view.state }).slice(-200);
       announceChanges(v, d.view);
       v.raw = d.view;
       // Server times shown relative to `base`, known after the first history page (until then

@@ -97,6 +97,8 @@ export class EpochChart {
     el.addEventListener('mousemove', (e) => this.showAt(e));
     el.addEventListener('mouseleave', () => { this.hover.hidden = true; this.svgBox.querySelector('.hover-line')?.setAttribute('visibility', 'hidden'); });
   }
+  /** The narrowest a rebalance phase is drawn (px): a sync phase often lasts a millisecond. */
+  static MIN_PHASE_PX = 4;
   /** The value of a step series at time t (null: not in the group then). */
   static valueAt(pts, t) {
     let v;
@@ -114,6 +116,8 @@ export class EpochChart {
     const fmt = (v) => (v == null ? '–' : v);
     const rows = [`<b>${fmtT(Math.round(t))}</b>`, `${this.classic ? 'generation' : 'group epoch'} ${fmt(EpochChart.valueAt(this.group, t))}`];
     if (!this.classic) rows.push(`assignment epoch ${fmt(EpochChart.valueAt(this.assign, t))}`);
+    // The rebalance phase under the pointer (a widened one says so).
+    for (const b of this.phaseBands ?? []) if (px >= b.x0 - 1 && px <= b.x1 + 1) rows.push(`<span class="ph-key ${b.cls}">■</span> ${esc(b.text)}`);
     let n = 0;
     for (const [id, pts] of this.members) {
       const v = EpochChart.valueAt(pts, t);
@@ -161,12 +165,14 @@ export class EpochChart {
     arr.push([t, v]);
   }
   /** `phases` (classic groups): the group's state changes [{at_ms, state}], drawn as shaded
-   * rebalance phases behind the lines. */
+   * rebalance phases behind the lines; a phase narrower than `EpochChart.MIN_PHASE_PX` is drawn
+   * that wide (a sync phase often lasts a millisecond), and its tooltip and the legend say so. */
   render(now, order, phases) {
     const w = Math.max(300, this.width || 800), h = 160, L = 34, R = 8, T = 26, B = 20;
     const real = performance.now();
-    const nph = phases?.length ?? 0;
-    if (nph !== this._nph) { this._nph = nph; this.dirty = true; }
+    const nph = phases?.length ?? 0, lastPh = nph ? phases[nph - 1] : null;
+    const phKey = `${nph}:${lastPh?.at_ms}:${lastPh?.state}:${phases?.[0]?.at_ms}`;
+    if (phKey !== this._phKey) { this._phKey = phKey; this.dirty = true; }
     const wait = this.members.size > 20 ? 500 : 150;
     if (!this.dirty && w === this._w && (now === this._now || real - (this._at ?? 0) < wait)) {
       // Skipped to save work while playing: ask for a render once the wait is over, so the chart
@@ -209,23 +215,32 @@ export class EpochChart {
       return `<path d="${path(pts)}" class="m" stroke="${c}"><title>member ${esc(name(id))}</title></path>${dot(pts, 'm', c)}`;
     }).join('');
     this.geom = { L, R, w, tmax, now }; this.order = order;
-    const legend = this.classic
-      ? `<g class="legend" transform="translate(${L},2)"><rect width="470" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
-      <line x1="130" x2="146" y1="8" y2="8" class="m" stroke="#888"/><text x="150" y="12">members</text>
-      <rect x="212" y="3" width="14" height="10" class="ph-join"/><text x="230" y="12">join phase</text><rect x="302" y="3" width="14" height="10" class="ph-sync"/><text x="320" y="12">sync phase (leader assigns)</text></g>`
-      : `<g class="legend" transform="translate(${L},2)"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
-      <line x1="100" x2="116" y1="8" y2="8" class="ae"/><text x="120" y="12">assignment</text><line x1="186" x2="202" y1="8" y2="8" class="m" stroke="#888"/><text x="206" y="12">members</text></g>`;
     // Rebalance phases of a classic group: join phase (PreparingRebalance) and sync phase
-    // (CompletingRebalance) shaded from their start to the next state change.
-    let shade = '';
+    // (CompletingRebalance) shaded from their start to the next state change. One too short to
+    // see at this scale is widened to MIN_PHASE_PX, and says so.
+    let shade = '', widened = 0;
+    this.phaseBands = [];
     if (this.classic && phases) {
+      const minPx = EpochChart.MIN_PHASE_PX;
       for (let i = 0; i < phases.length && phases[i].at_ms <= now; i++) {
         const p = phases[i], cls = p.state === 'PreparingRebalance' ? 'ph-join' : p.state === 'CompletingRebalance' ? 'ph-sync' : null;
         if (!cls) continue;
-        const end = Math.min(now, phases[i + 1]?.at_ms ?? now), x0 = x(p.at_ms);
-        shade += `<rect x="${x0.toFixed(1)}" y="${T}" width="${Math.max(1.5, x(end) - x0).toFixed(1)}" height="${h - T - B}" class="${cls}"><title>${p.state} ${fmtT(p.at_ms)}–${fmtT(end)}</title></rect>`;
+        const end = Math.min(now, phases[i + 1]?.at_ms ?? now), x0 = x(p.at_ms), px = x(end) - x0;
+        const narrow = px < minPx, ms = Math.round(end - p.at_ms);
+        if (narrow) widened++;
+        const what = cls === 'ph-join' ? 'join phase' : 'sync phase';
+        const title = `${what} (${p.state}) ${fmtT(p.at_ms)}–${fmtT(end)}: ${ms} ms${narrow ? `; drawn ${minPx} px wide so it shows (true width ${Math.max(0, px).toFixed(1)} px)` : ''}`;
+        const rx = narrow ? Math.max(L, x0 - (minPx - px) / 2) : x0, rw = narrow ? minPx : px;
+        this.phaseBands.push({ x0: rx, x1: rx + rw, cls, text: narrow ? `${what} ${ms} ms (widened to ${minPx} px)` : `${what} ${ms} ms` });
+        shade += `<rect x="${rx.toFixed(1)}" y="${T}" width="${rw.toFixed(1)}" height="${h - T - B}" class="${cls}${narrow ? ' widened' : ''}" data-state="${p.state}" data-ms="${ms}"><title>${esc(title)}</title></rect>`;
       }
     }
+    const legend = this.classic
+      ? `<g class="legend" transform="translate(${L},2)"><rect width="${widened ? 690 : 470}" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group generation</text>
+      <line x1="130" x2="146" y1="8" y2="8" class="m" stroke="#888"/><text x="150" y="12">members</text>
+      <rect x="212" y="3" width="14" height="10" class="ph-join"/><text x="230" y="12">join phase</text><rect x="302" y="3" width="14" height="10" class="ph-sync"/><text x="320" y="12">sync phase (leader assigns)</text>${widened ? `<text x="482" y="12" data-testid="phases-widened">· ${widened} too short: widened to ${EpochChart.MIN_PHASE_PX} px</text>` : ''}</g>`
+      : `<g class="legend" transform="translate(${L},2)"><rect width="245" height="16" rx="3"/><line x1="6" x2="22" y1="8" y2="8" class="ge"/><text x="26" y="12">group epoch</text>
+      <line x1="100" x2="116" y1="8" y2="8" class="ae"/><text x="120" y="12">assignment</text><line x1="186" x2="202" y1="8" y2="8" class="m" stroke="#888"/><text x="206" y="12">members</text></g>`;
     this.svgBox.innerHTML = `<svg width="${w}" height="${h}" class="chart" aria-hidden="true">${shade}${ticksY.join('')}${ticksX.join('')}
       <path d="${path(this.group)}" class="ge"><title>${this.classic ? 'group generation' : 'group epoch'}</title></path>${dot(this.group, 'ge')}
       <path d="${path(this.assign)}" class="ae"><title>assignment epoch</title></path>${dot(this.assign, 'ae')}

@@ -108,6 +108,19 @@ pub enum TimerKey {
     },
 }
 
+impl TimerKey {
+    /// The classic group whose timer this is (a member's session, the end of the join phase,
+    /// the SyncGroup deadline); `None` for the timers of other group types.
+    pub fn classic_group(&self) -> Option<&str> {
+        match self {
+            TimerKey::ClassicHeartbeat { group_id, .. }
+            | TimerKey::ClassicJoin { group_id }
+            | TimerKey::ClassicSync { group_id } => Some(group_id),
+            _ => None,
+        }
+    }
+}
+
 /// A change to the timer table, returned by every operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op")]
@@ -383,6 +396,15 @@ impl Coordinator {
             out.push(self.fire(now, key, tag));
         }
         out
+    }
+
+    /// Fire the first timer due at `now`, if any: its key and what it did. One step of
+    /// [`Coordinator::fire_due_timers`], for a caller that looks at a group after each timer
+    /// (the server's live view notes each classic group's rebalance phases).
+    #[must_use = "the fired timer's records are already applied: persist them"]
+    pub fn fire_next_due(&mut self, now: Millis) -> Option<(TimerKey, Outcome<()>)> {
+        let (key, tag) = self.timers.pop_due(now)?;
+        Some((key.clone(), self.fire(now, key, tag)))
     }
 
     /// Arm the timers as Kafka does after loading (spec §3.13): a session timeout for every

@@ -39,6 +39,8 @@ pub mod tools;
 mod web;
 pub mod wire;
 
+/// Each classic group's rebalance phases for the live view (public for `benches/classic_phases.rs`).
+pub use web::phases;
 pub use wire::SUPPORTED;
 
 use std::any::Any;
@@ -193,6 +195,9 @@ pub(crate) struct Shared {
     /// `watch` says someone looks, read by `/api/history`).
     pub history: std::sync::Mutex<web::history::History>,
     pub watch: web::history::Watch,
+    /// Each classic group's recent rebalance phases (written by the owners whether or not
+    /// anyone watches, read by `/api/history`).
+    pub phases: std::sync::Mutex<web::phases::Phases>,
 }
 
 impl Shared {
@@ -576,6 +581,7 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         scram: states[0].scram.clone(),
         history: Default::default(),
         watch: Default::default(),
+        phases: Default::default(),
     });
     // With --demo the history records from the start, before anyone looks: the demo group's
     // joins show when the page is opened. (Not otherwise: a benchmark right after start-up

@@ -23,6 +23,7 @@ use super::kafka::State;
 use super::peer::Peer;
 use super::storage::log::LogEntry;
 use super::web::history::History;
+use super::web::phases;
 use super::web::{LiveSnapshot, LiveView};
 use super::wire::{Header, Req, RequestKind, Resp};
 use super::{Shared, now_ms};
@@ -360,6 +361,9 @@ impl Owner {
                     live.group_changed(group_id);
                 }
                 let h = self.state.handle(now, header, &job.peer, req);
+                if let Some(group_id) = phases::rebalance_group(req) {
+                    phases::observe(&shared.phases, &self.state.coord, group_id, now.0);
+                }
                 if let Some(history) = history.as_mut() {
                     history.handled(now.0, header, req, &h);
                 }
@@ -416,7 +420,15 @@ impl Owner {
     fn fire(&mut self, live: &mut LiveView) -> Result<(), CommitGone> {
         let now = now_ms();
         let mut entries = Vec::new();
-        let fired = self.state.fire_timers(now);
+        let mut fired = Vec::new();
+        while let Some(key) = self.state.fire_next_timer(now, &mut fired) {
+            // A classic timer may end the join phase, void a sync phase or expire a member.
+            if let Some(group_id) = key.classic_group()
+                && phases::observe(&self.shared.phases, &self.state.coord, group_id, now.0)
+            {
+                live.group_changed(group_id);
+            }
+        }
         forward_globals(self.to_registry.as_ref(), fired, &mut entries);
         if let Some(mut history) = watched_history(&self.shared) {
             for e in &entries {

@@ -47,7 +47,7 @@ use crate::types::Millis;
 use crate::config_keys::TopicDefaults;
 use crate::coordinator::{
     Coordinator, OffsetCommitInput, OffsetCommitPartition, OffsetCommitTopic, OffsetFetchInput,
-    Outcome, RequestContext,
+    Outcome, RequestContext, TimerKey,
 };
 use crate::server::acl::{Authorizer, Operation, ResourceType};
 use crate::server::peer::Peer;
@@ -308,6 +308,17 @@ impl State {
             self.absorb(o, &mut entries);
         }
         entries
+    }
+
+    /// Fire the first timer due at `now`, if any: its key; its log entries join `entries`.
+    pub fn fire_next_timer(
+        &mut self,
+        now: Millis,
+        entries: &mut Vec<LogEntry>,
+    ) -> Option<TimerKey> {
+        let (key, o) = self.coord.fire_next_due(now)?;
+        self.absorb(o, entries);
+        Some(key)
     }
 
     /// Handle one request from `peer` at `now`: the answer and the log entries it wrote.

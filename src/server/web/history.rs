@@ -52,6 +52,9 @@ pub struct HistoryPage {
     pub messages: Vec<MessageLogEntry>,
     /// Records with `seq` greater than asked, oldest first.
     pub records: Vec<RecordLogEntry>,
+    /// A classic group's recent state transitions, oldest first: all of them, every time
+    /// (see [`super::phases`]).
+    pub phases: Vec<super::phases::Phase>,
 }
 
 /// The history of every watched group.
@@ -246,6 +249,7 @@ impl History {
                         .collect()
                 })
                 .unwrap_or_default(),
+            phases: Vec::new(),
         }
     }
 }

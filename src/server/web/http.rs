@@ -25,6 +25,7 @@ use futures::StreamExt;
 use tokio::sync::watch;
 use tokio_stream::wrappers::WatchStream;
 
+use super::history::HistoryPage;
 use super::metrics::GroupCount;
 use crate::server::{Shared, now_ms};
 
@@ -241,12 +242,22 @@ async fn history(AxState(w): AxState<Web>, Query(q): Query<HistoryQuery>) -> Res
     w.shared.watch.looked(now);
     let (group, after_msg, after_rec) =
         (q.group, q.after_msg.unwrap_or(0), q.after_rec.unwrap_or(0));
-    let Some(group) = group.filter(|g| !g.is_empty() && g.len() <= 249) else {
+    let Some(group) = group.filter(|g| !g.is_empty() && g.len() <= super::phases::MAX_GROUP_ID_LEN)
+    else {
         return (StatusCode::BAD_REQUEST, "group=<group id> is required").into_response();
     };
     let page = {
         let h = w.shared.history.lock().unwrap_or_else(|e| e.into_inner());
         h.page(&group, now, after_msg, after_rec)
+    };
+    let page = HistoryPage {
+        phases: w
+            .shared
+            .phases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .of(&group),
+        ..page
     };
     (
         [(header::CONTENT_TYPE, "application/json")],

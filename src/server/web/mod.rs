@@ -10,6 +10,7 @@ mod exchange;
 pub mod history;
 pub mod http;
 pub mod metrics;
+pub mod phases;
 pub mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
