@@ -232,6 +232,10 @@ mod native {
         /// `groupcoord.migrate.owners=true`).
         #[arg(long)]
         migrate_owners: bool,
+        /// Threads an owner-count migration reads old shards (and compacts new ones) with
+        /// (default: one per core; 1 is the sequential migration). For benchmarks.
+        #[arg(long, hide = true)]
+        migrate_threads: Option<usize>,
     }
 
     fn config_error(msg: impl std::fmt::Display) -> ExitCode {
@@ -330,6 +334,7 @@ mod native {
         o.snapshot_bytes = a.snapshot_bytes.max(1);
         o.owners = a.owners.unwrap_or(o.server.coordinator_threads);
         o.migrate_owners = a.migrate_owners || o.server.migrate_owners;
+        o.migrate_threads = a.migrate_threads;
         let max = groupcoord::config_keys::MAX_COORDINATOR_THREADS as usize;
         if o.owners == 0 || o.owners > max {
             return Err(format!("--owners {}: must be 1 to {max}", o.owners));

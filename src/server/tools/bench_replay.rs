@@ -187,7 +187,7 @@ fn build(dir: &Path, records: usize, groups: usize, owners: usize) -> Result<Bui
         owners,
         OFFSETS_PARTITIONS,
         false,
-        crate::server::storage::migrate::StopAt::Never,
+        crate::server::storage::migrate::Migration::default(),
     )?;
     let mut logs = Vec::with_capacity(dirs.len());
     for d in &dirs {
