@@ -113,8 +113,11 @@ pub(crate) fn migrate(
     how: Migration,
 ) -> Result<(), String> {
     let _lock = lock(data_dir)?;
+    let t0 = std::time::Instant::now();
     let staging = staging_dir(data_dir, owners);
-    let old_logs = stage(&staging, old, owners, partitions, how.threads())?;
+    let threads = how.threads();
+    let old_logs = stage(&staging, old, owners, partitions, threads)?;
+    let staged_ms = t0.elapsed().as_millis() as u64;
     if how.stop == StopAt::AfterStaging {
         return Err(format!(
             "migration stopped after staging {} (test)",
@@ -132,6 +135,15 @@ pub(crate) fn migrate(
     finish_switch(data_dir, owners)?;
     // The old logs stay locked until they are gone.
     drop(old_logs);
+    info!(
+        dir = %data_dir.display(),
+        from = old.len(),
+        to = owners,
+        threads,
+        staged_ms,
+        ms = t0.elapsed().as_millis() as u64,
+        "owner count migrated"
+    );
     Ok(())
 }
 
