@@ -112,6 +112,10 @@ mod native {
             /// kafka-storage format's --add-scram.
             #[arg(long = "add-scram", value_name = "CREDENTIAL")]
             add_scram: Vec<String>,
+            /// Owner threads the server will run (wins over the config's
+            /// `group.coordinator.threads`; default 1): the directory is made for that count.
+            #[arg(long)]
+            owners: Option<usize>,
         },
     }
 
@@ -541,15 +545,19 @@ mod native {
                         data_dir,
                         config,
                         add_scram,
+                        owners,
                     },
             } => {
-                let dir = match read_config(config.as_ref(), &[]) {
-                    Ok(p) => data_dir
-                        .or_else(|| p.listeners.data_dir.map(PathBuf::from))
-                        .unwrap_or_else(|| PathBuf::from("./data")),
+                let (dir, owners) = match read_config(config.as_ref(), &[]) {
+                    Ok(p) => (
+                        data_dir
+                            .or_else(|| p.listeners.data_dir.map(PathBuf::from))
+                            .unwrap_or_else(|| PathBuf::from("./data")),
+                        owners.unwrap_or(p.server.coordinator_threads),
+                    ),
                     Err(e) => return config_error(e),
                 };
-                match server::storage::format::format(&dir, &add_scram) {
+                match server::storage::format::format(&dir, owners, &add_scram) {
                     Ok(msg) => {
                         println!("{msg}");
                         ExitCode::SUCCESS
