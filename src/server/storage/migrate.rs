@@ -116,7 +116,7 @@ pub(crate) fn migrate(
     let t0 = std::time::Instant::now();
     let staging = staging_dir(data_dir, owners);
     let threads = how.threads();
-    let old_logs = stage(&staging, old, owners, partitions, threads)?;
+    let (old_logs, read_ms) = stage(&staging, old, owners, partitions, threads)?;
     let staged_ms = t0.elapsed().as_millis() as u64;
     if how.stop == StopAt::AfterStaging {
         return Err(format!(
@@ -140,6 +140,7 @@ pub(crate) fn migrate(
         from = old.len(),
         to = owners,
         threads,
+        read_ms,
         staged_ms,
         ms = t0.elapsed().as_millis() as u64,
         "owner count migrated"
@@ -234,7 +235,8 @@ fn all_ok<T>(results: Vec<Result<T, Option<String>>>) -> Result<Vec<T>, String> 
 }
 
 /// Writes every entry of the old logs to its new shard under `staging`, compacts each new
-/// shard into one snapshot and syncs everything. Returns the old logs (still locked).
+/// shard into one snapshot and syncs everything. Returns the old logs (still locked) and the
+/// milliseconds the reading took.
 ///
 /// Old shard `i` is read by one thread (up to `threads` at once) and its entries go to
 /// `segment-i` of each new shard, so each new shard's segments hold, in segment order, what the
@@ -247,7 +249,8 @@ fn stage(
     owners: usize,
     partitions: u32,
     threads: usize,
-) -> Result<Vec<Log>, String> {
+) -> Result<(Vec<Log>, u64), String> {
+    let t0 = std::time::Instant::now();
     if staging.exists() {
         fs::remove_dir_all(staging).map_err(io_at(staging))?;
     }
@@ -261,6 +264,7 @@ fn stage(
         read_old(i, &old[i], staging, owners, partitions, &stop)
     });
     let old_logs = all_ok(read)?;
+    let read_ms = t0.elapsed().as_millis() as u64;
     let segments = old.len() as u64;
     let compacted = run_jobs(owners, threads, &stop, |i| {
         let d = shard_dir(staging, i);
@@ -274,7 +278,7 @@ fn stage(
     }
     fsync_dir(staging)?;
     fsync_dir(staging.parent().unwrap_or(Path::new(".")))?;
-    Ok(old_logs)
+    Ok((old_logs, read_ms))
 }
 
 /// Loads old shard `i` from `dir` and writes its entries, routed, to `segment-i` of each new

@@ -296,6 +296,8 @@ struct Phases {
     rearm: Option<f64>,
     /// An owner-count migration, whole (staging, switch, clean-up).
     migrate: Option<f64>,
+    /// Of it, reading the old shards (and writing the staged segments).
+    migrate_read: Option<f64>,
 }
 
 impl Phases {
@@ -323,6 +325,7 @@ impl Phases {
                 p.rearm = max(p.rearm, field("ms"));
             } else if line.contains("owner count migrated") {
                 p.migrate = field("ms");
+                p.migrate_read = field("read_ms");
             }
         }
         p
@@ -645,8 +648,11 @@ async fn migrations(
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!();
-    println!("| round | start | start to first answer ms | of it the migration ms | peak RSS MB |");
-    println!("|---:|---|---:|---:|---:|");
+    println!(
+        "| round | start | start to first answer ms | of it the migration ms | of that reading \
+         the old shards ms | peak RSS MB |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|");
     let mut results: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); configs.len()];
     for round in 1..=a.rounds {
         for (i, (name, k, owners, extra)) in configs.iter().enumerate() {
@@ -664,8 +670,9 @@ async fn migrations(
             }
             let mig = p.migrate.unwrap_or(0.0);
             println!(
-                "| {round} | {name} | {ms:.0} | {} | {:.1} |",
+                "| {round} | {name} | {ms:.0} | {} | {} | {:.1} |",
                 show(p.migrate),
+                show(p.migrate_read),
                 rss as f64 / 1e6
             );
             results[i].push((ms, mig, rss));
