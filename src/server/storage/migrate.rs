@@ -787,22 +787,68 @@ mod tests {
         }
     }
 
+    /// The snapshot of each new shard as the migration before parallel reading wrote it: every
+    /// old shard loaded in order, each entry routed and appended to one log per new shard, each
+    /// log then compacted.
+    fn reference_snapshots(old: &[PathBuf], to: usize, name: &str) -> Vec<Vec<u8>> {
+        let at = temp_dir(name);
+        let mut logs: Vec<Log> = (0..to)
+            .map(|j| {
+                Log::open(&shard_dir(&at, j), u64::MAX, |_| Ok(()))
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        for dir in old {
+            let mut pending = vec![Vec::new(); to];
+            Log::open(dir, u64::MAX, |e| {
+                route(e, to, 50, &mut pending);
+                Ok(())
+            })
+            .unwrap();
+            for (log, p) in logs.iter_mut().zip(&pending) {
+                log.append(p).unwrap();
+            }
+        }
+        let snaps = logs
+            .iter_mut()
+            .map(|log| fs::read(log.snapshot().unwrap()).unwrap())
+            .collect();
+        drop(logs);
+        let _ = fs::remove_dir_all(&at);
+        snaps
+    }
+
     /// Old shards read by several threads at once, new shards compacted by several: the new
     /// shards are byte for byte those of the sequential migration (each group's records in
     /// order, globals in shard 0, the compacted records in the order the sequential migration
-    /// wrote them), for 3 -> 2, 3 -> 1 and 3 -> 5 owners.
+    /// wrote them), and their snapshots those the migration before parallel reading wrote,
+    /// for 3 -> 2, 3 -> 1 and 3 -> 5 owners.
     #[test]
     fn a_parallel_migration_writes_the_same_shards_as_the_sequential_one() {
         for to in [2, 1, 5] {
             let seq = sharded_dir(&format!("seq-{to}"), 3);
             let par = sharded_dir(&format!("par-{to}"), 3);
             let old = |d: &Path| (0..3).map(|i| shard_dir(d, i)).collect::<Vec<_>>();
+            let before = reference_snapshots(&old(&seq), to, &format!("ref-{to}"));
             migrate(&seq, &old(&seq), to, 50, threads(1)).unwrap();
             migrate(&par, &old(&par), to, 50, threads(4)).unwrap();
             let (a, b) = (shard_files(&seq), shard_files(&par));
             assert_eq!(a.len(), b.len(), "{to} owners");
             for (x, y) in a.iter().zip(&b) {
                 assert!(x == y, "{to} owners: shard {} {} differs", x.0, x.1);
+            }
+            let snaps: Vec<&Vec<u8>> = a
+                .iter()
+                .filter(|(_, name, _)| name.ends_with(".snap"))
+                .map(|(_, _, bytes)| bytes)
+                .collect();
+            assert_eq!(snaps.len(), to, "one snapshot per new shard");
+            for (j, (now, was)) in snaps.iter().zip(&before).enumerate() {
+                assert!(
+                    *now == was,
+                    "{to} owners: shard {j} differs from the migration before"
+                );
             }
             // And the state is every group's latest offset, each in its group's new shard.
             let mut all = Vec::new();
