@@ -614,32 +614,39 @@ async fn migrations(
     if built.len() < 2 {
         return Err("--migrate needs two owner counts or more (--owners 1,2)".into());
     }
-    let bin = std::env::current_exe().map_err(|e| e.to_string())?;
-    // (label, log started, owners, extra arguments, migrates)
-    let mut configs: Vec<(String, usize, usize, Vec<&str>)> = Vec::new();
-    for (kf, (from, _, _)) in built.iter().enumerate() {
-        for (kt, (to, _, _)) in built.iter().enumerate() {
-            if from == to {
-                continue;
+    let mut bins = vec![(
+        String::new(),
+        std::env::current_exe().map_err(|e| e.to_string())?,
+    )];
+    if let Some(b) = &a.compare_bin {
+        bins.push(("--compare-bin, ".to_string(), b.clone()));
+    }
+    // (label, binary, log started, owners, extra arguments): per binary and direction, a plain
+    // start, a sequential and a parallel migration.
+    let mut configs: Vec<(String, &Path, usize, usize, Vec<&str>)> = Vec::new();
+    for (label, bin) in &bins {
+        for (kf, (from, _, _)) in built.iter().enumerate() {
+            for (kt, (to, _, _)) in built.iter().enumerate() {
+                if from == to {
+                    continue;
+                }
+                let name = |what: &str| format!("{label}{from} -> {to}: {what}");
+                configs.push((name(&format!("plain start of {to}")), bin, kt, *to, vec![]));
+                configs.push((
+                    name("sequential migration"),
+                    bin,
+                    kf,
+                    *to,
+                    vec!["--migrate-owners", "--migrate-threads", "1"],
+                ));
+                configs.push((
+                    name("parallel migration"),
+                    bin,
+                    kf,
+                    *to,
+                    vec!["--migrate-owners"],
+                ));
             }
-            configs.push((
-                format!("{from} -> {to}: plain start of {to}"),
-                kt,
-                *to,
-                vec![],
-            ));
-            configs.push((
-                format!("{from} -> {to}: sequential migration"),
-                kf,
-                *to,
-                vec!["--migrate-owners", "--migrate-threads", "1"],
-            ));
-            configs.push((
-                format!("{from} -> {to}: parallel migration"),
-                kf,
-                *to,
-                vec!["--migrate-owners"],
-            ));
         }
     }
     let copy = dir.join("migrating-copy");
@@ -655,7 +662,7 @@ async fn migrations(
     println!("|---:|---|---:|---:|---:|---:|");
     let mut results: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); configs.len()];
     for round in 1..=a.rounds {
-        for (i, (name, k, owners, extra)) in configs.iter().enumerate() {
+        for (i, (name, bin, k, owners, extra)) in configs.iter().enumerate() {
             let (_, at, b) = &built[*k];
             let at = if extra.is_empty() {
                 at.clone()
@@ -664,7 +671,7 @@ async fn migrations(
                 copy_tree(at, &copy)?;
                 copy.clone()
             };
-            let (ms, rss, p) = start_once(&bin, &at, &b.probe, *owners, extra).await?;
+            let (ms, rss, p) = start_once(bin, &at, &b.probe, *owners, extra).await?;
             if !extra.is_empty() && p.migrate.is_none() {
                 return Err(format!("{name}: the child logged no migration"));
             }
@@ -682,7 +689,7 @@ async fn migrations(
     let _ = std::fs::remove_dir_all(&copy);
     println!();
     let mut medians = Vec::new();
-    for (i, (name, _, _, _)) in configs.iter().enumerate() {
+    for (i, (name, _, _, _, _)) in configs.iter().enumerate() {
         let mut ms: Vec<f64> = results[i].iter().map(|r| r.0).collect();
         let mut mig: Vec<f64> = results[i].iter().map(|r| r.1).collect();
         let mut rss: Vec<f64> = results[i].iter().map(|r| r.2 as f64).collect();
