@@ -236,8 +236,8 @@ mod native {
         /// `groupcoord.migrate.owners=true`).
         #[arg(long)]
         migrate_owners: bool,
-        /// Threads an owner-count migration reads old shards (and compacts new ones) with
-        /// (default: one per core; 1 is the sequential migration). For benchmarks.
+        /// Threads an owner-count migration reads old shards with (default: one per core; 1 is
+        /// the sequential migration). For benchmarks.
         #[arg(long, hide = true)]
         migrate_threads: Option<usize>,
     }

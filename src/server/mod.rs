@@ -130,8 +130,8 @@ pub struct ServeOptions {
     /// crash there would. `None` (the default) in production.
     #[doc(hidden)]
     pub migrate_crash: Option<bool>,
-    /// Threads a migration reads old shards and compacts new ones with (`None`: one per core;
-    /// `Some(1)`: the sequential migration). For benchmarks and tests.
+    /// Threads a migration reads old shards with (`None`: one per core; `Some(1)`: the
+    /// sequential migration). For benchmarks and tests.
     #[doc(hidden)]
     pub migrate_threads: Option<usize>,
 }
