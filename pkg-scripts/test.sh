@@ -35,7 +35,8 @@ run_suite native-tests cargo test --locked
 run_suite native-tests-sharded env GC_TEST_OWNERS=2 cargo test --locked \
   --test server_acl --test server_classic --test server_consumer --test server_crash \
   --test server_data_plane --test server_hostile --test server_http --test server_limits \
-  --test server_recovery --test server_sharded --test server_streams --test server_wire
+  --test server_recovery --test server_security --test server_sharded --test server_streams \
+  --test server_wire
 if [ -z "${QUICK:-}" ]; then
   run_suite wasm-browser-and-e2e pkg-scripts/test-wasm.sh
   run_suite real-client-smoke env SKIP_RUST=1 pkg-scripts/test-server.sh

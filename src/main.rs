@@ -112,6 +112,10 @@ mod native {
             /// kafka-storage format's --add-scram.
             #[arg(long = "add-scram", value_name = "CREDENTIAL")]
             add_scram: Vec<String>,
+            /// Owner threads the server will run (wins over the config's
+            /// `group.coordinator.threads`; default 1): the directory is made for that count.
+            #[arg(long)]
+            owners: Option<usize>,
         },
     }
 
@@ -232,6 +236,10 @@ mod native {
         /// `groupcoord.migrate.owners=true`).
         #[arg(long)]
         migrate_owners: bool,
+        /// Threads an owner-count migration reads old shards with (default: one per core; 1 is
+        /// the sequential migration). For benchmarks.
+        #[arg(long, hide = true)]
+        migrate_threads: Option<usize>,
     }
 
     fn config_error(msg: impl std::fmt::Display) -> ExitCode {
@@ -330,6 +338,7 @@ mod native {
         o.snapshot_bytes = a.snapshot_bytes.max(1);
         o.owners = a.owners.unwrap_or(o.server.coordinator_threads);
         o.migrate_owners = a.migrate_owners || o.server.migrate_owners;
+        o.migrate_threads = a.migrate_threads;
         let max = groupcoord::config_keys::MAX_COORDINATOR_THREADS as usize;
         if o.owners == 0 || o.owners > max {
             return Err(format!("--owners {}: must be 1 to {max}", o.owners));
@@ -536,15 +545,19 @@ mod native {
                         data_dir,
                         config,
                         add_scram,
+                        owners,
                     },
             } => {
-                let dir = match read_config(config.as_ref(), &[]) {
-                    Ok(p) => data_dir
-                        .or_else(|| p.listeners.data_dir.map(PathBuf::from))
-                        .unwrap_or_else(|| PathBuf::from("./data")),
+                let (dir, owners) = match read_config(config.as_ref(), &[]) {
+                    Ok(p) => (
+                        data_dir
+                            .or_else(|| p.listeners.data_dir.map(PathBuf::from))
+                            .unwrap_or_else(|| PathBuf::from("./data")),
+                        owners.unwrap_or(p.server.coordinator_threads),
+                    ),
                     Err(e) => return config_error(e),
                 };
-                match server::storage::format::format(&dir, &add_scram) {
+                match server::storage::format::format(&dir, owners, &add_scram) {
                     Ok(msg) => {
                         println!("{msg}");
                         ExitCode::SUCCESS

@@ -21,6 +21,8 @@ use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod common;
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("gc-security-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -50,6 +52,7 @@ fn options(dir: &std::path::Path, certs_dir: &std::path::Path) -> ServeOptions {
         vec!["log.retention.hours".to_string()]
     );
     let mut o = ServeOptions::new("127.0.0.1:0".parse().unwrap(), dir.to_path_buf());
+    o.owners = common::test_owners();
     o.listeners = parsed.listeners.listeners;
     o.coordinator = parsed.coordinator;
     // A snapshot after every batch: credentials must survive compaction too.
@@ -160,8 +163,10 @@ async fn metadata_broker<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S) -> (Strin
 async fn scram_users_over_the_wire_survive_a_restart() {
     let dir = tmp("scram");
     certs::write(&dir.join("certs"), "localhost").unwrap();
+    // `storage format` makes the directory for the server's owner count (`GC_TEST_OWNERS`).
     format::format(
         &dir.join("data"),
+        common::test_owners(),
         &["SCRAM-SHA-512=[name=admin,password=admin-secret]".to_string()],
     )
     .unwrap();
@@ -239,7 +244,13 @@ async fn scram_users_over_the_wire_survive_a_restart() {
     assert!(closed(&mut eve).await);
     drop((s, admin, bob));
     h.shutdown().await;
-    let files: Vec<String> = std::fs::read_dir(dir.join("data"))
+    // The credentials are global entries: owner 0's log (the directory itself with one owner).
+    let log_dir = if common::test_owners() == 1 {
+        dir.join("data")
+    } else {
+        dir.join("data").join("shard-000")
+    };
+    let files: Vec<String> = std::fs::read_dir(&log_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();

@@ -21,7 +21,9 @@ pub fn compact<'a>(history: impl IntoIterator<Item = &'a Record>) -> Vec<Record>
 #[derive(Debug, Default, Clone)]
 pub struct Compaction {
     seq: u64,
-    latest: HashMap<Vec<u8>, (u64, Record)>,
+    /// Boxed: the table then holds a pointer per key instead of a whole record, so growing it
+    /// (a rehash moves every slot) copies a few words per key, not the record.
+    latest: HashMap<Vec<u8>, (u64, Box<Record>)>,
 }
 
 impl Compaction {
@@ -32,15 +34,15 @@ impl Compaction {
             self.latest.remove(&key);
         } else {
             self.seq += 1;
-            self.latest.insert(key, (self.seq, r.clone()));
+            self.latest.insert(key, (self.seq, Box::new(r.clone())));
         }
     }
 
     /// The surviving records, in the order their latest values were written.
     pub fn records(&self) -> Vec<Record> {
-        let mut v: Vec<&(u64, Record)> = self.latest.values().collect();
+        let mut v: Vec<&(u64, Box<Record>)> = self.latest.values().collect();
         crate::util::sort::unstable_by_key(&mut v, |(seq, _)| *seq);
-        v.into_iter().map(|(_, r)| r.clone()).collect()
+        v.into_iter().map(|(_, r)| Record::clone(r)).collect()
     }
 
     /// Number of surviving keys.

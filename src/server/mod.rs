@@ -136,6 +136,10 @@ pub struct ServeOptions {
     /// crash there would. `None` (the default) in production.
     #[doc(hidden)]
     pub migrate_crash: Option<bool>,
+    /// Threads a migration reads old shards with (`None`: one per core; `Some(1)`: the
+    /// sequential migration). For benchmarks and tests.
+    #[doc(hidden)]
+    pub migrate_threads: Option<usize>,
 }
 
 /// Members x tasks from which an assignment leaves the owner thread: 1,000 members x 1,000
@@ -166,6 +170,7 @@ impl ServeOptions {
             owners: 1,
             migrate_owners: false,
             migrate_crash: None,
+            migrate_threads: None,
         }
     }
 }
@@ -505,7 +510,10 @@ pub async fn start(opts: ServeOptions) -> Result<ServerHandle, StartError> {
         owner_count,
         routing::COORDINATOR_PARTITIONS,
         opts.migrate_owners,
-        stop,
+        storage::migrate::Migration {
+            stop,
+            threads: opts.migrate_threads,
+        },
     )
     .map_err(StartError::Shards)?;
     // `groupcoord.max.groups` bounds the server, not each owner: every owner counts only its

@@ -1,11 +1,16 @@
 //! `groupcoord storage format --data-dir DIR --add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]'`:
 //! SCRAM credentials written into a new data directory before the first start (Kafka's
 //! `kafka-storage format --add-scram`), so that a super user exists before any client connects.
-//! Only the salted hashes are written.
+//! Only the salted hashes are written. With several owners (`group.coordinator.threads`,
+//! `--owners`) the directory is made sharded, as `serve` with that count makes it, and the
+//! credentials (global entries) go to owner 0's shard (docs/sharding.md).
 
 use std::path::Path;
 
+use super::layout;
 use super::log::{Log, LogEntry, ScramChange, parse_numbered};
+use super::migrate::Migration;
+use crate::server::routing::COORDINATOR_PARTITIONS;
 use crate::server::security::scram::{MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramHash};
 
 /// One parsed `--add-scram` value.
@@ -114,27 +119,46 @@ pub fn parse_add_scram(s: &str) -> Result<AddScram, String> {
     })
 }
 
-/// Format `dir` with the given credentials; refuses a directory that already holds a log.
-pub fn format(dir: &Path, add_scram: &[String]) -> Result<String, String> {
+/// Format `dir` for `owners` owners with the given credentials; refuses a directory that
+/// already holds a log (or was written with another owner count).
+pub fn format(dir: &Path, owners: usize, add_scram: &[String]) -> Result<String, String> {
     let creds = add_scram
         .iter()
         .map(|s| parse_add_scram(s))
         .collect::<Result<Vec<_>, _>>()?;
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if parse_numbered(&name, "segment-", ".log").is_some()
-                || parse_numbered(&name, "snapshot-", ".snap").is_some()
-            {
-                return Err(format!(
-                    "{} is already formatted (it holds {name}); add users to the running server \
-                     with AlterUserScramCredentials",
-                    dir.display()
-                ));
+    if owners == 0 || owners > COORDINATOR_PARTITIONS as usize {
+        return Err(format!(
+            "owners {owners}: must be 1 to {COORDINATOR_PARTITIONS}"
+        ));
+    }
+    let formatted = |d: &Path| -> Result<(), String> {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if parse_numbered(&name, "segment-", ".log").is_some()
+                    || parse_numbered(&name, "snapshot-", ".snap").is_some()
+                {
+                    return Err(format!(
+                        "{} is already formatted (it holds {name}); add users to the running \
+                         server with AlterUserScramCredentials",
+                        dir.display()
+                    ));
+                }
             }
         }
-    }
-    let (mut log, _) = Log::open(dir, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    formatted(dir)?;
+    // The layout `serve --owners N` makes (and its refusal of another count); owner 0's log.
+    let dirs = layout::prepare(
+        dir,
+        owners,
+        COORDINATOR_PARTITIONS,
+        false,
+        Migration::default(),
+    )?;
+    formatted(&dirs[0])?;
+    let (mut log, _) = Log::open(&dirs[0], u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
     let changes: Vec<ScramChange> = creds
         .iter()
         .map(|c| ScramChange::Upsert {
@@ -153,8 +177,13 @@ pub fn format(dir: &Path, add_scram: &[String]) -> Result<String, String> {
         .map(|c| format!("{} ({})", c.name, c.hash.mechanism_name()))
         .collect();
     Ok(format!(
-        "Formatted {} with {} SCRAM credential{}{}",
+        "Formatted {}{} with {} SCRAM credential{}{}",
         dir.display(),
+        if owners == 1 {
+            String::new()
+        } else {
+            format!(" for {owners} owners")
+        },
         creds.len(),
         if creds.len() == 1 { "" } else { "s" },
         if users.is_empty() {
@@ -193,5 +222,37 @@ mod tests {
         ] {
             assert!(parse_add_scram(bad).is_err(), "{bad}");
         }
+    }
+
+    /// With several owners the directory is sharded as `serve --owners N` makes it and the
+    /// credentials are in owner 0's log; a second format, or one with another count, is refused.
+    #[test]
+    fn a_sharded_format_puts_the_credentials_in_owner_0s_shard() {
+        let dir = std::env::temp_dir().join(format!("groupcoord-format-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let admin = ["SCRAM-SHA-512=[name=admin,password=admin-secret]".to_string()];
+        let msg = format(&dir, 2, &admin).unwrap();
+        assert!(msg.contains("for 2 owners"), "{msg}");
+        let dirs = layout::prepare(&dir, 2, 50, false, Migration::default()).unwrap();
+        let mut scram = Vec::new();
+        for (i, d) in dirs.iter().enumerate() {
+            Log::open(d, u64::MAX, |e| {
+                if let LogEntry::Scram(cs) = e {
+                    scram.push((i, cs.len()));
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(scram, vec![(0, 1)]);
+        assert!(
+            format(&dir, 2, &admin)
+                .unwrap_err()
+                .contains("already formatted")
+        );
+        let e = format(&dir, 1, &admin).unwrap_err();
+        assert!(e.contains("written by 2 owners"), "{e}");
+        assert!(format(&dir, 0, &admin).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,7 +10,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::migrate::{self, StopAt};
+use super::migrate::{self, Migration};
 
 /// The file that records the owner count of a sharded data directory.
 pub const SHARDS_FILE: &str = "SHARDS";
@@ -94,7 +94,7 @@ pub(crate) fn prepare(
     owners: usize,
     partitions: u32,
     migrate: bool,
-    stop: StopAt,
+    how: Migration,
 ) -> Result<Vec<PathBuf>, String> {
     migrate::finish_interrupted(data_dir, partitions)?;
     let recorded = read_shards(data_dir, partitions)?;
@@ -128,7 +128,7 @@ pub(crate) fn prepare(
         } else {
             vec![data_dir.to_path_buf()]
         };
-        migrate::migrate(data_dir, &old, owners, partitions, stop)?;
+        migrate::migrate(data_dir, &old, owners, partitions, how)?;
     }
     shard_dirs(data_dir, owners)
 }
@@ -193,16 +193,16 @@ mod tests {
     fn one_owner_is_the_directory_itself_and_n_owners_are_shards() {
         let dir = temp_dir("counts").join("d");
         assert_eq!(
-            prepare(&dir, 1, 50, false, StopAt::Never).unwrap(),
+            prepare(&dir, 1, 50, false, Migration::default()).unwrap(),
             vec![dir.clone()]
         );
         assert!(!dir.join(SHARDS_FILE).exists(), "one owner: today's layout");
-        let dirs = prepare(&dir, 3, 50, false, StopAt::Never).unwrap();
+        let dirs = prepare(&dir, 3, 50, false, Migration::default()).unwrap();
         assert_eq!(dirs.len(), 3);
         assert!(dirs[2].ends_with("shard-002") && dirs[2].is_dir());
         assert_eq!(read_shards(&dir, 50).unwrap(), Some(3));
         assert_eq!(
-            prepare(&dir, 3, 50, false, StopAt::Never).unwrap(),
+            prepare(&dir, 3, 50, false, Migration::default()).unwrap(),
             dirs,
             "same count: loads"
         );
@@ -211,8 +211,8 @@ mod tests {
     #[test]
     fn other_counts_missing_shards_and_damage_are_refused_by_name() {
         let dir = temp_dir("refused");
-        prepare(&dir, 2, 50, false, StopAt::Never).unwrap();
-        let e = prepare(&dir, 1, 50, false, StopAt::Never).unwrap_err();
+        prepare(&dir, 2, 50, false, Migration::default()).unwrap();
+        let e = prepare(&dir, 1, 50, false, Migration::default()).unwrap_err();
         assert!(
             e.contains(&dir.display().to_string()) && e.contains("2 owners"),
             "{e}"
@@ -222,16 +222,16 @@ mod tests {
             e.contains("--migrate-owners"),
             "the refusal names the switch: {e}"
         );
-        let e = prepare(&dir, 4, 50, false, StopAt::Never).unwrap_err();
+        let e = prepare(&dir, 4, 50, false, Migration::default()).unwrap_err();
         assert!(
             e.contains("2 owners") && e.contains("started with 4"),
             "{e}"
         );
         fs::remove_dir_all(shard_dir(&dir, 1)).unwrap();
-        let e = prepare(&dir, 2, 50, false, StopAt::Never).unwrap_err();
+        let e = prepare(&dir, 2, 50, false, Migration::default()).unwrap_err();
         assert!(e.contains("shard-001") && e.contains("missing"), "{e}");
         fs::write(dir.join(SHARDS_FILE), "owners=two").unwrap();
-        let e = prepare(&dir, 2, 50, false, StopAt::Never).unwrap_err();
+        let e = prepare(&dir, 2, 50, false, Migration::default()).unwrap_err();
         assert!(
             e.contains("SHARDS") && e.contains("not a groupcoord SHARDS file"),
             "{e}"
@@ -241,7 +241,7 @@ mod tests {
         let single = dir.join("single");
         fs::create_dir_all(&single).unwrap();
         fs::write(single.join("segment-00000000000000000000.log"), b"x").unwrap();
-        let e = prepare(&single, 2, 50, false, StopAt::Never).unwrap_err();
+        let e = prepare(&single, 2, 50, false, Migration::default()).unwrap_err();
         assert!(
             e.contains("written by 1 owner ") && e.contains("started with 2"),
             "{e}"

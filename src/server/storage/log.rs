@@ -503,6 +503,21 @@ fn encode_timed_records(records: &[Record], append_ms: i64) -> io::Result<Vec<u8
     frame(&payload)
 }
 
+/// `entries` framed as [`Log::append`] writes them to a segment (records with the append time,
+/// now). An owner-count migration writes its staged segments with it (`storage::migrate`).
+pub(crate) fn encode_segment_batches(entries: &[LogEntry]) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let now = wall_clock_ms();
+    for e in entries {
+        let framed = match e {
+            LogEntry::Records(rs) => encode_timed_records(rs, now)?,
+            e => encode_entry(e)?,
+        };
+        buf.extend_from_slice(&framed);
+    }
+    Ok(buf)
+}
+
 fn wall_clock_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -1044,15 +1059,7 @@ impl Log {
     pub fn append(&mut self, entries: &[LogEntry]) -> io::Result<u64> {
         // Everything is encoded before any state changes: an entry that cannot be encoded
         // leaves the log as it was.
-        let mut buf = Vec::new();
-        let now = wall_clock_ms();
-        for e in entries {
-            let framed = match e {
-                LogEntry::Records(rs) => encode_timed_records(rs, now)?,
-                e => encode_entry(e)?,
-            };
-            buf.extend_from_slice(&framed);
-        }
+        let buf = encode_segment_batches(entries)?;
         if buf.is_empty() {
             return Ok(0);
         }
@@ -1188,6 +1195,17 @@ pub struct SnapshotJob {
 }
 
 impl SnapshotJob {
+    /// The compaction of every segment (and snapshot) of `dir` numbered below `n` into
+    /// `snapshot-<n>.snap`, for a directory no [`Log`] has open: an owner-count migration writes
+    /// one segment per old shard into each staged shard and compacts them so
+    /// (`storage::migrate`).
+    pub(crate) fn below(dir: &Path, n: u64) -> SnapshotJob {
+        SnapshotJob {
+            dir: dir.to_path_buf(),
+            n,
+        }
+    }
+
     /// Compact, write the snapshot atomically (temporary file, fsync, rename, directory fsync),
     /// then remove the files it covers. Returns the snapshot and its size.
     pub fn run(self) -> io::Result<(PathBuf, u64)> {

@@ -46,6 +46,12 @@ pub struct ReplayArgs {
     /// in that count's layout (sharded by coordinator partition), and the start-ups alternate.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub owners: Vec<usize>,
+    /// Measure owner-count migrations (`serve --migrate-owners`) instead: between every two
+    /// counts of `--owners` (`--owners 1,2`: 1 -> 2 and 2 -> 1), each on a fresh copy of the
+    /// source log, a sequential migration (`--migrate-threads 1`) and a parallel one (one
+    /// thread per core) alternating with a plain start of the target count.
+    #[arg(long)]
+    pub migrate: bool,
 }
 
 const PARTITIONS: i32 = 50;
@@ -187,7 +193,7 @@ fn build(dir: &Path, records: usize, groups: usize, owners: usize) -> Result<Bui
         owners,
         OFFSETS_PARTITIONS,
         false,
-        crate::server::storage::migrate::StopAt::Never,
+        crate::server::storage::migrate::Migration::default(),
     )?;
     let mut logs = Vec::with_capacity(dirs.len());
     for d in &dirs {
@@ -288,6 +294,10 @@ struct Phases {
     waited: Option<f64>,
     /// Timers re-armed and offset floors set.
     rearm: Option<f64>,
+    /// An owner-count migration, whole (staging, switch, clean-up).
+    migrate: Option<f64>,
+    /// Of it, reading the old shards (and writing the staged segments).
+    migrate_read: Option<f64>,
 }
 
 impl Phases {
@@ -313,6 +323,9 @@ impl Phases {
                 p.waited = max(p.waited, field("waited_for_reader_ms"));
             } else if line.contains("timers re-armed") {
                 p.rearm = max(p.rearm, field("ms"));
+            } else if line.contains("owner count migrated") {
+                p.migrate = field("ms");
+                p.migrate_read = field("read_ms");
             }
         }
         p
@@ -347,16 +360,18 @@ async fn start_once(
     dir: &Path,
     probe: &str,
     owners: usize,
+    extra: &[&str],
 ) -> Result<(f64, u64, Phases), String> {
     let t0 = Instant::now();
     let mut cmd = Command::new(bin);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir)
         .args(["--snapshot-bytes", &u64::MAX.to_string()]);
-    if owners > 1 {
+    if owners > 1 || !extra.is_empty() {
         // Only then: a --compare-bin from before sharding still runs one owner.
         cmd.args(["--owners", &owners.to_string()]);
     }
+    cmd.args(extra);
     let mut child = cmd
         .env("RUST_LOG", "warn,groupcoord::server::storage=info")
         .stdout(Stdio::piped())
@@ -491,6 +506,9 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
          owners): {} / {} records",
         per_owner[0], per_owner[1]
     );
+    if a.migrate {
+        return migrations(a, dir, &built).await;
+    }
     let this = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut bins = vec![("this build", this)];
     if let Some(b) = &a.compare_bin {
@@ -517,7 +535,7 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
     for round in 1..=a.rounds {
         for (i, (name, bin, k)) in configs.iter().enumerate() {
             let (n, at, b) = &built[*k];
-            let (ms, rss, p) = start_once(bin, at, &b.probe, *n).await?;
+            let (ms, rss, p) = start_once(bin, at, &b.probe, *n, &[]).await?;
             println!(
                 "| {round} | {name} | {ms:.0} | {} | {} | {} | {:.1} | {:.2} |",
                 show(p.replay),
@@ -565,6 +583,141 @@ async fn run_in(a: &ReplayArgs, dir: &Path) -> Result<(), String> {
                 r / br.max(1.0)
             );
         }
+    }
+    Ok(())
+}
+
+/// Copies the directory tree `from` to `to` (a log to migrate; lock files are copied too,
+/// unlocked).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
+        let e = e.map_err(|e| io(from, e))?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// `--migrate`: for every two owner counts, a plain start of the target count, a sequential
+/// migration and a parallel one, alternating within each round; ratios of the medians.
+async fn migrations(
+    a: &ReplayArgs,
+    dir: &Path,
+    built: &[(usize, PathBuf, Built)],
+) -> Result<(), String> {
+    if built.len() < 2 {
+        return Err("--migrate needs two owner counts or more (--owners 1,2)".into());
+    }
+    let mut bins = vec![(
+        String::new(),
+        std::env::current_exe().map_err(|e| e.to_string())?,
+    )];
+    if let Some(b) = &a.compare_bin {
+        bins.push(("--compare-bin, ".to_string(), b.clone()));
+    }
+    // (label, binary, log started, owners, extra arguments): per binary and direction, a plain
+    // start, a sequential and a parallel migration.
+    let mut configs: Vec<(String, &Path, usize, usize, Vec<&str>)> = Vec::new();
+    for (label, bin) in &bins {
+        for (kf, (from, _, _)) in built.iter().enumerate() {
+            for (kt, (to, _, _)) in built.iter().enumerate() {
+                if from == to {
+                    continue;
+                }
+                let name = |what: &str| format!("{label}{from} -> {to}: {what}");
+                configs.push((name(&format!("plain start of {to}")), bin, kt, *to, vec![]));
+                configs.push((
+                    name("sequential migration"),
+                    bin,
+                    kf,
+                    *to,
+                    vec!["--migrate-owners", "--migrate-threads", "1"],
+                ));
+                configs.push((
+                    name("parallel migration"),
+                    bin,
+                    kf,
+                    *to,
+                    vec!["--migrate-owners"],
+                ));
+            }
+        }
+    }
+    let copy = dir.join("migrating-copy");
+    println!(
+        "parallel: {} threads (available_parallelism)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!();
+    println!(
+        "| round | start | start to first answer ms | of it the migration ms | of that reading \
+         the old shards ms | peak RSS MB |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|");
+    let mut results: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); configs.len()];
+    for round in 1..=a.rounds {
+        for (i, (name, bin, k, owners, extra)) in configs.iter().enumerate() {
+            let (_, at, b) = &built[*k];
+            let at = if extra.is_empty() {
+                at.clone()
+            } else {
+                let _ = std::fs::remove_dir_all(&copy);
+                copy_tree(at, &copy)?;
+                copy.clone()
+            };
+            let (ms, rss, p) = start_once(bin, &at, &b.probe, *owners, extra).await?;
+            if !extra.is_empty() && p.migrate.is_none() {
+                return Err(format!("{name}: the child logged no migration"));
+            }
+            let mig = p.migrate.unwrap_or(0.0);
+            println!(
+                "| {round} | {name} | {ms:.0} | {} | {} | {:.1} |",
+                show(p.migrate),
+                show(p.migrate_read),
+                rss as f64 / 1e6
+            );
+            results[i].push((ms, mig, rss));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&copy);
+    println!();
+    let mut medians = Vec::new();
+    for (i, (name, _, _, _, _)) in configs.iter().enumerate() {
+        let mut ms: Vec<f64> = results[i].iter().map(|r| r.0).collect();
+        let mut mig: Vec<f64> = results[i].iter().map(|r| r.1).collect();
+        let mut rss: Vec<f64> = results[i].iter().map(|r| r.2 as f64).collect();
+        let (lo, hi) = (
+            ms.iter().copied().fold(f64::MAX, f64::min),
+            ms.iter().copied().fold(0.0, f64::max),
+        );
+        let (m, g, r) = (median(&mut ms), median(&mut mig), median(&mut rss));
+        println!(
+            "{name}: median {m:.0} ms ({lo:.0}-{hi:.0}), of it the migration {g:.0} ms, median \
+             peak RSS {:.1} MB",
+            r / 1e6
+        );
+        medians.push((m, g, r));
+    }
+    // Per direction: plain, sequential, parallel.
+    for (c, m) in configs.chunks(3).zip(medians.chunks(3)) {
+        let dir = c[0].0.split(':').next().unwrap_or_default();
+        let (plain, seq, par) = (m[0], m[1], m[2]);
+        println!(
+            "ratio {dir} parallel / sequential: start-up {:.2}×, migration {:.2}×, peak RSS \
+             {:.2}×; start-up with a migration / plain start: sequential {:.2}×, parallel {:.2}×",
+            par.0 / seq.0.max(1e-9),
+            par.1 / seq.1.max(1e-9),
+            par.2 / seq.2.max(1.0),
+            seq.0 / plain.0.max(1e-9),
+            par.0 / plain.0.max(1e-9),
+        );
     }
     Ok(())
 }
