@@ -51,8 +51,8 @@ async fn commit(c: &mut Client, group: &str, offset: i64) {
     assert_eq!(resp.topics[0].partitions[0].error_code, 0, "{group}");
 }
 
-/// OffsetFetch v8 for several groups in one request: (group, offset of t-0) in response order.
-async fn fetch(c: &mut Client, groups: &[&str]) -> Vec<(String, i64)> {
+/// An OffsetFetch (v8 and later: several groups) of partition t-0 for each of `groups`.
+fn offset_fetch(groups: &[&str]) -> OffsetFetchRequest {
     let mut r = OffsetFetchRequest::default();
     r.groups = groups
         .iter()
@@ -66,7 +66,15 @@ async fn fetch(c: &mut Client, groups: &[&str]) -> Vec<(String, i64)> {
             rg
         })
         .collect();
-    let resp = c.call(8, &r).await.expect("offset fetch");
+    r
+}
+
+/// OffsetFetch v8 for several groups in one request: (group, offset of t-0) in response order.
+async fn fetch(c: &mut Client, groups: &[&str]) -> Vec<(String, i64)> {
+    let resp = c
+        .call(8, &offset_fetch(groups))
+        .await
+        .expect("offset fetch");
     resp.groups
         .iter()
         .map(|g| {
@@ -229,22 +237,6 @@ async fn a_pipelined_batch_over_both_owners_is_answered_in_request_order() {
     commit(&mut c, ON_0, 22).await;
     commit(&mut c, ALSO_ON_1, 33).await;
 
-    let offset_fetch = |groups: &[&str]| {
-        let mut r = OffsetFetchRequest::default();
-        r.groups = groups
-            .iter()
-            .map(|g| {
-                let mut t = OffsetFetchRequestTopics::default();
-                t.name = TopicName(s("t"));
-                t.partition_indexes = vec![0];
-                let mut rg = OffsetFetchRequestGroup::default();
-                rg.group_id = GroupId(s(g));
-                rg.topics = Some(vec![t]);
-                rg
-            })
-            .collect();
-        r
-    };
     let describe = |groups: &[&str]| {
         let mut r = DescribeGroupsRequest::default();
         r.groups = groups.iter().map(|g| GroupId(s(g))).collect();

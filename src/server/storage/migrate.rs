@@ -577,6 +577,11 @@ mod tests {
         dir
     }
 
+    /// Migrates the one-owner log in `dir` to two owners (50 partitions).
+    fn one_log_to_two_owners(dir: &Path, how: Migration) -> Result<(), String> {
+        migrate(dir, std::slice::from_ref(&dir.to_path_buf()), 2, 50, how)
+    }
+
     fn assert_two_shards(dir: &Path) {
         assert_eq!(read_shards(dir, 50).unwrap(), Some(2));
         assert!(!staging_dir(dir, 2).exists(), "staging removed");
@@ -594,27 +599,13 @@ mod tests {
     fn every_crash_point_is_completed_or_undone_by_the_next_start() {
         // Runs through.
         let dir = one_owner_dir("through");
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            Migration::default(),
-        )
-        .unwrap();
+        one_log_to_two_owners(&dir, Migration::default()).unwrap();
         assert_two_shards(&dir);
 
         // Crashed after staging: not switched, so the next start discards the staging and the
         // one-owner log is intact; a migration then runs again.
         let dir = one_owner_dir("staged");
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            stop_at(StopAt::AfterStaging),
-        )
-        .unwrap_err();
+        one_log_to_two_owners(&dir, stop_at(StopAt::AfterStaging)).unwrap_err();
         assert!(staging_dir(&dir, 2).is_dir() && read_shards(&dir, 50).unwrap().is_none());
         finish_interrupted(&dir, 50).unwrap();
         assert!(!staging_dir(&dir, 2).exists());
@@ -622,26 +613,12 @@ mod tests {
             offsets(&entries(&dir)),
             vec![("g-a".into(), 1), ("g-a".into(), 5), ("g-b".into(), 2)]
         );
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            Migration::default(),
-        )
-        .unwrap();
+        one_log_to_two_owners(&dir, Migration::default()).unwrap();
         assert_two_shards(&dir);
 
         // Crashed after the switch: the next start completes it.
         let dir = one_owner_dir("switched");
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            stop_at(StopAt::AfterSwitch),
-        )
-        .unwrap_err();
+        one_log_to_two_owners(&dir, stop_at(StopAt::AfterSwitch)).unwrap_err();
         assert!(dir.join(COMMIT_FILE).exists(), "old log still there");
         finish_interrupted(&dir, 50).unwrap();
         assert_two_shards(&dir);
@@ -649,14 +626,7 @@ mod tests {
         // Crashed while moving the shards into place (old logs removed, shard-000 moved): the
         // next start moves the rest and removes nothing it should keep.
         let dir = one_owner_dir("moving");
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            stop_at(StopAt::AfterSwitch),
-        )
-        .unwrap_err();
+        one_log_to_two_owners(&dir, stop_at(StopAt::AfterSwitch)).unwrap_err();
         remove_old_logs(&dir).unwrap();
         fs::rename(shard_dir(&staging_dir(&dir, 2), 0), shard_dir(&dir, 0)).unwrap();
         finish_interrupted(&dir, 50).unwrap();
@@ -704,14 +674,7 @@ mod tests {
         fs::write(junk.join(COMMIT_FILE), b"junk").unwrap();
         finish_interrupted(&dir, 50).unwrap();
         assert!(!staging_dir(&dir, 2).exists(), "not switched: discarded");
-        migrate(
-            &dir,
-            std::slice::from_ref(&dir),
-            2,
-            50,
-            Migration::default(),
-        )
-        .unwrap();
+        one_log_to_two_owners(&dir, Migration::default()).unwrap();
         assert_two_shards(&dir);
         let _ = fs::remove_dir_all(&dir);
     }
