@@ -301,12 +301,11 @@ impl State {
         entries
     }
 
-    /// Fire due timers; returns their log entries.
+    /// Fire due timers; returns their log entries (the owner fires them one by one with
+    /// [`State::fire_next_timer`], to look at each classic group after its timer).
     pub fn fire_timers(&mut self, now: Millis) -> Vec<LogEntry> {
         let mut entries = Vec::new();
-        for o in self.coord.fire_due_timers(now) {
-            self.absorb(o, &mut entries);
-        }
+        while self.fire_next_timer(now, &mut entries).is_some() {}
         entries
     }
 
