@@ -678,17 +678,23 @@ mod tests {
         assert_two_shards(&dir);
         let _ = fs::remove_dir_all(&dir);
     }
+
+    /// `count` fresh shard logs `shard-000/` ... in `dir`.
+    fn open_shard_logs(dir: &Path, count: usize) -> Vec<Log> {
+        (0..count)
+            .map(|i| {
+                Log::open(&shard_dir(dir, i), u64::MAX, |_| Ok(()))
+                    .unwrap()
+                    .0
+            })
+            .collect()
+    }
+
     /// A directory written by `owners` owners: 40 groups' offset commits (overwritten 30 times,
     /// some deleted) in each group's shard, and topics in shard 0.
     fn sharded_dir(name: &str, owners: usize) -> PathBuf {
         let dir = temp_dir(name);
-        let mut logs: Vec<Log> = (0..owners)
-            .map(|i| {
-                Log::open(&shard_dir(&dir, i), u64::MAX, |_| Ok(()))
-                    .unwrap()
-                    .0
-            })
-            .collect();
+        let mut logs = open_shard_logs(&dir, owners);
         let owner =
             |g: &str| shards::owner_of_partition(shards::coordinator_partition(g, 50), owners);
         for round in 0..30i64 {
@@ -757,13 +763,7 @@ mod tests {
     /// log then compacted.
     fn reference_snapshots(old: &[PathBuf], to: usize, name: &str) -> Vec<Vec<u8>> {
         let at = temp_dir(name);
-        let mut logs: Vec<Log> = (0..to)
-            .map(|j| {
-                Log::open(&shard_dir(&at, j), u64::MAX, |_| Ok(()))
-                    .unwrap()
-                    .0
-            })
-            .collect();
+        let mut logs = open_shard_logs(&at, to);
         for dir in old {
             let mut pending = vec![Vec::new(); to];
             Log::open(dir, u64::MAX, |e| {
